@@ -1,0 +1,70 @@
+import { startDynamoDb } from './dynamodb.ts';
+import { startRedis } from './redis.ts';
+import { startSqs, type SqsEngine } from './sqs.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, type Engine } from './engine.ts';
+
+export { startDynamoDb, dynamoDbLocalDir } from './dynamodb.ts';
+export { startRedis } from './redis.ts';
+export { startSqs, type SqsEngine } from './sqs.ts';
+export { freePort } from './readiness.ts';
+export { ENGINE_OWNER_ENV, isRunning } from './supervised-process.ts';
+export { LOCAL_CREDENTIALS, LOCAL_REGION, type Engine } from './engine.ts';
+
+/** The three engines of the local cloud. */
+export interface LocalEngines {
+  readonly dynamodb: Engine;
+  readonly sqs: SqsEngine;
+  readonly redis: Engine;
+  /** Stops all three; safe to call more than once. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts DynamoDB Local, fauxqs and redis-server on free ports, in parallel.
+ * If one fails to start, the others are stopped before the error is rethrown.
+ */
+export async function startEngines(): Promise<LocalEngines> {
+  const started = await Promise.allSettled([startDynamoDb(), startSqs(), startRedis()]);
+  const engines = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure) {
+    await Promise.allSettled(engines.map((engine) => engine.stop()));
+    throw failure.reason;
+  }
+  const [dynamodb, sqs, redis] = engines as [Engine, SqsEngine, Engine];
+  return { dynamodb, sqs, redis, stop: async () => void (await Promise.allSettled(engines.map((engine) => engine.stop()))) };
+}
+
+/**
+ * The environment that points the AWS SDK (through its standard `AWS_ENDPOINT_URL_<SERVICE>`
+ * variables) and ballast's cache client at the engines. Handler code never knows it runs locally.
+ */
+export function engineEnvironment(engines: Pick<LocalEngines, 'dynamodb' | 'sqs' | 'redis'>): Record<string, string> {
+  return {
+    AWS_REGION: LOCAL_REGION,
+    AWS_DEFAULT_REGION: LOCAL_REGION,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: engines.dynamodb.endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB_STREAMS: engines.dynamodb.endpoint,
+    AWS_ENDPOINT_URL_SQS: engines.sqs.endpoint,
+    BALLAST_CACHE_URL: engines.redis.endpoint,
+  };
+}
+
+/**
+ * Stops every engine when this process is asked to terminate, then exits with `exitCode`.
+ * Returns a function that removes the handlers.
+ */
+export function stopOnSignals(stop: () => Promise<void>, onSignal?: (signal: NodeJS.Signals) => void): () => void {
+  const handler = (signal: NodeJS.Signals) => {
+    onSignal?.(signal);
+    void stop().finally(() => process.exit(0));
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}

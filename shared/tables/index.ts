@@ -1,0 +1,1 @@
+export { CONTROL_TABLE, STATE_TABLE } from './schema.ts';
