@@ -1,0 +1,50 @@
+/** The worker's settings, all from environment variables the CDK stack (or local cloud) sets. */
+export interface WorkerConfig {
+  readonly stateTableName: string;
+  readonly controlTableName: string;
+  readonly deadLetterQueueUrl: string;
+  readonly partnerApiUrl: string;
+  readonly workerVersion: string;
+  readonly maxReceiveCount: number;
+  readonly leaseMs: number;
+  readonly idempotencyRetentionSeconds: number;
+  readonly concurrency: number;
+  readonly deadlineMarginMs: number;
+  /** First retry delay; later ones grow exponentially with the receive count. */
+  readonly retryBaseDelaySeconds: number;
+}
+
+/**
+ * Reads {@link WorkerConfig} from `env`, failing at cold start with every missing or malformed
+ * variable named, rather than on the first message.
+ */
+export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const problems: string[] = [];
+  const text = (name: string, fallback?: string) => {
+    const value = env[name] ?? fallback;
+    if (!value) problems.push(`${name} is required`);
+    return value ?? '';
+  };
+  const integer = (name: string, fallback: number, min: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) problems.push(`${name} must be an integer ≥ ${min}, got '${raw}'`);
+    return value;
+  };
+  const config: WorkerConfig = {
+    stateTableName: text('STATE_TABLE_NAME'),
+    controlTableName: text('CONTROL_TABLE_NAME'),
+    deadLetterQueueUrl: text('DEAD_LETTER_QUEUE_URL'),
+    partnerApiUrl: text('PARTNER_API_URL'),
+    workerVersion: text('WORKER_VERSION', env.AWS_LAMBDA_FUNCTION_VERSION),
+    maxReceiveCount: integer('MAX_RECEIVE_COUNT', 5, 1),
+    leaseMs: integer('LOCK_LEASE_MS', 30_000, 1),
+    idempotencyRetentionSeconds: integer('IDEMPOTENCY_RETENTION_SECONDS', 35 * 24 * 3600, 1),
+    concurrency: integer('RECORD_CONCURRENCY', 10, 1),
+    deadlineMarginMs: integer('DEADLINE_MARGIN_MS', 5_000, 0),
+    retryBaseDelaySeconds: integer('RETRY_BASE_DELAY_SECONDS', 2, 1),
+  };
+  if (problems.length > 0) throw new Error(`worker configuration: ${problems.join('; ')}`);
+  return config;
+}

@@ -1,0 +1,45 @@
+import middy from '@middy/core';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { sqsJobBatch, type JobHandler } from '../../shared/batch/index.ts';
+import { IdempotencyStore } from '../../shared/idempotency/index.ts';
+import { createObservability, type Observability } from '../../shared/observability/index.ts';
+import type { WorkerConfig } from './config.ts';
+import { accountJobs } from './jobs/index.ts';
+
+export interface WorkerDependencies {
+  readonly config: WorkerConfig;
+  readonly documents: DynamoDBDocumentClient;
+  readonly sqs: SQSClient;
+  /** @default - Powertools logger and metrics stamped with `config.workerVersion` */
+  readonly observability?: Observability;
+  /** @default - the account workload ({@link accountJobs}) */
+  readonly jobs?: readonly JobHandler[];
+  /** @default Date.now */
+  readonly nowMs?: () => number;
+}
+
+/** Composes the SQS worker: Middy + ballast's batch pipeline over the account jobs. */
+export function createWorker(deps: WorkerDependencies) {
+  const { config } = deps;
+  const store = new IdempotencyStore({
+    documents: deps.documents,
+    tableName: config.controlTableName,
+    leaseMs: config.leaseMs,
+    retentionSeconds: config.idempotencyRetentionSeconds,
+    nowMs: deps.nowMs,
+  });
+  return middy<SQSEvent, SQSBatchResponse>().use(sqsJobBatch({
+    jobs: deps.jobs ?? accountJobs({ stateTableName: config.stateTableName, partnerApiUrl: config.partnerApiUrl, nowMs: deps.nowMs }),
+    store,
+    sqs: deps.sqs,
+    deadLetterQueueUrl: config.deadLetterQueueUrl,
+    observability: deps.observability ?? createObservability({ workerVersion: config.workerVersion }),
+    maxReceiveCount: config.maxReceiveCount,
+    concurrency: config.concurrency,
+    deadlineMarginMs: config.deadlineMarginMs,
+    backoff: { baseSeconds: config.retryBaseDelaySeconds },
+    nowMs: deps.nowMs,
+  }));
+}

@@ -1,0 +1,99 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A small stand-in for the external partner profile API that `account.sync-profile` calls, used
+ * by tests and the local cloud. Like a well-behaved payment or CRM API it honours the
+ * `Idempotency-Key` header: a repeated key gets the stored answer back (with
+ * `Idempotent-Replayed: true`) and causes no second effect; the same key with a different body is
+ * a 422. It also remembers the highest `X-Fencing-Token` per account and refuses lower ones (409),
+ * which is how an external system protects itself from a stalled former lock holder.
+ */
+export interface PartnerApi {
+  readonly url: string;
+  /** Side effects actually performed (first-time keys only), by account id. */
+  effects(accountId?: string): number;
+  /** Every request received, including replays. */
+  requests(): number;
+  /** The next `count` calls for `accountId` (or any account with '*') answer `status`. */
+  failNext(accountId: string, count: number, status?: number): void;
+  /** Delays every answer by `delayMs` from now on. */
+  setDelay(delayMs: number): void;
+  stop(): Promise<void>;
+}
+
+interface Stored {
+  readonly body: string;
+  readonly requestBody: string;
+}
+
+export async function startPartnerApi(options: { port?: number } = {}): Promise<PartnerApi> {
+  const answers = new Map<string, Stored>();
+  const effectsByAccount = new Map<string, number>();
+  const fences = new Map<string, number>();
+  const failures = new Map<string, { count: number; status: number }>();
+  let requestCount = 0;
+  let delayMs = 0;
+
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    requestCount += 1;
+    const requestBody = await readBody(request);
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    const match = /^\/profiles\/([^/]+)\/sync$/.exec(request.url ?? '');
+    if (request.method !== 'POST' || !match?.[1]) return send(response, 404, { error: 'not found' });
+    const accountId = decodeURIComponent(match[1]);
+    const failure = failures.get(accountId) ?? failures.get('*');
+    if (failure && failure.count > 0) {
+      failure.count -= 1;
+      return send(response, failure.status, { error: 'injected failure' });
+    }
+    const key = request.headers['idempotency-key'];
+    if (typeof key !== 'string' || key === '') return send(response, 400, { error: 'Idempotency-Key header is required' });
+    const fence = Number(request.headers['x-fencing-token'] ?? 0);
+    if (fence < (fences.get(accountId) ?? 0)) return send(response, 409, { error: `fencing token ${fence} is stale` });
+    fences.set(accountId, fence);
+
+    const stored = answers.get(key);
+    if (stored) {
+      if (stored.requestBody !== requestBody) return send(response, 422, { error: 'Idempotency-Key reused with a different request' });
+      return send(response, 200, JSON.parse(stored.body), { 'idempotent-replayed': 'true' });
+    }
+    const revision = (effectsByAccount.get(accountId) ?? 0) + 1;
+    effectsByAccount.set(accountId, revision);
+    const profile = { accountId, revision, tier: ['bronze', 'silver', 'gold'][revision % 3], syncedBy: key };
+    answers.set(key, { body: JSON.stringify(profile), requestBody });
+    return send(response, 200, profile);
+  };
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => send(response, 500, { error: String(error) }));
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  server.unref();
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    effects: (accountId) => (accountId ? effectsByAccount.get(accountId) ?? 0 : [...effectsByAccount.values()].reduce((a, b) => a + b, 0)),
+    requests: () => requestCount,
+    failNext: (accountId, count, status = 503) => void failures.set(accountId, { count, status }),
+    setDelay: (ms) => void (delayMs = ms),
+    stop: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}

@@ -1,0 +1,168 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { ChangeMessageVisibilityBatchCommand, GetQueueUrlCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Envelope } from '../envelope/index.ts';
+import { FatalError, LockBusyError, REASONS, type BallastError } from '../errors/index.ts';
+import type { IdempotencyStore } from '../idempotency/index.ts';
+import { lockKey } from '../lock/index.ts';
+import { countByReason, METRICS, MetricUnit, type Observability } from '../observability/index.ts';
+import { backoffSeconds, deadLetterMessage, type BackoffOptions } from './disposition.ts';
+import { processBatch } from './process-batch.ts';
+import { runJob } from './run-job.ts';
+import type { JobHandler, RecordOutcome } from './types.ts';
+
+export interface SqsJobBatchOptions {
+  /** The job types this worker runs, by `type`. */
+  readonly jobs: readonly JobHandler[];
+  readonly store: IdempotencyStore;
+  readonly sqs: SQSClient;
+  /** Where fatal records (and records out of retries) go, with their reason attributes. */
+  readonly deadLetterQueueUrl: string;
+  readonly observability: Observability;
+  /** @default 5 — keep equal to the queue's redrive maxReceiveCount */
+  readonly maxReceiveCount?: number;
+  /** @default 10 */
+  readonly concurrency?: number;
+  /** @default 5_000 */
+  readonly deadlineMarginMs?: number;
+  /** @default { baseSeconds: 2, maxSeconds: 300 } */
+  readonly backoff?: BackoffOptions;
+  /** @default Math.random */
+  readonly random?: () => number;
+  /** @default Date.now */
+  readonly nowMs?: () => number;
+}
+
+/**
+ * Middy middleware that runs an SQS batch through ballast's per-record pipeline and answers the
+ * invocation with `batchItemFailures` (the mapping needs `ReportBatchItemFailures`).
+ *
+ * It does the whole job in `before` and responds early, so it goes last in the chain; middlewares
+ * registered before it still see the event first.
+ *
+ * @example
+ * export const handler = middy<SQSEvent, SQSBatchResponse>().use(sqsJobBatch({ jobs, store, sqs, deadLetterQueueUrl, observability }));
+ */
+export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent, SQSBatchResponse, Error, Context> {
+  const handlers = new Map(options.jobs.map((job) => [job.type, job]));
+  if (handlers.size !== options.jobs.length) throw new Error('sqsJobBatch: two jobs share a type; each type needs exactly one handler');
+  const nowMs = options.nowMs ?? Date.now;
+  const { logger, metrics, workerVersion } = options.observability;
+  const queueUrls = new Map<string, Promise<string>>(); // immutable facts, cached per container
+
+  const queueUrlOf = (arn: string): Promise<string> => {
+    let url = queueUrls.get(arn);
+    if (!url) {
+      const [, , , , account, name] = arn.split(':');
+      url = options.sqs.send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account })).then((out) => out.QueueUrl as string);
+      url.catch(() => queueUrls.delete(arn));
+      queueUrls.set(arn, url);
+    }
+    return url;
+  };
+
+  const recordLogger = (record: SQSRecord, envelope?: Envelope) => logger.createChild({
+    persistentKeys: {
+      messageId: record.messageId,
+      attempt: Number(record.attributes.ApproximateReceiveCount ?? 1),
+      ...(envelope ? {
+        jobId: envelope.jobId, jobType: envelope.type, idempotencyKey: envelope.idempotencyKey,
+        lockKey: lockKey(envelope.resourceId), traceId: envelope.traceId,
+      } : {}),
+    },
+  });
+
+  const sqsJobBatchMiddlewareBefore = async (request: { event: SQSEvent; context: Context }): Promise<SQSBatchResponse> => {
+    const { event, context } = request;
+    const outcomes = await processBatch(event.Records, {
+      remainingTimeMs: () => context.getRemainingTimeInMillis(),
+      deadlineMarginMs: options.deadlineMarginMs,
+      concurrency: options.concurrency,
+      maxReceiveCount: options.maxReceiveCount,
+      run: async (record, envelope, signal) => {
+        const handler = handlers.get(envelope.type);
+        if (!handler) throw new FatalError(REASONS.unknownJobType, `no handler for job type '${envelope.type}'`);
+        return runJob(envelope, handler, {
+          store: options.store,
+          attempt: Number(record.attributes.ApproximateReceiveCount ?? 1),
+          logger: recordLogger(record, envelope),
+          signal,
+          onHeartbeat: async () => {
+            // Keep the message hidden for as long as the lease is held.
+            await options.sqs.send(new ChangeMessageVisibilityBatchCommand({
+              QueueUrl: await queueUrlOf(record.eventSourceARN),
+              Entries: [{ Id: '0', ReceiptHandle: record.receiptHandle, VisibilityTimeout: Math.ceil((options.store.leaseMs * 2) / 1000) }],
+            }));
+          },
+        });
+      },
+      deadLetter: async (record, error, envelope) => {
+        await options.sqs.send(new SendMessageCommand({
+          QueueUrl: options.deadLetterQueueUrl,
+          ...deadLetterMessage(record, error, envelope, { workerVersion, nowMs: nowMs() }),
+        }));
+      },
+    });
+    await backOff(outcomes);
+    for (const outcome of outcomes) report(outcome);
+    metrics.publishStoredMetrics();
+    return { batchItemFailures: outcomes.filter((o) => o.status === 'retry').map((o) => ({ itemIdentifier: o.record.messageId })) };
+  };
+
+  /** Pushes each retried record's next appearance out by its backoff (10 entries per call). */
+  const backOff = async (outcomes: readonly RecordOutcome[]) => {
+    const retried = outcomes.filter((o): o is Extract<RecordOutcome, { status: 'retry' }> => o.status === 'retry');
+    const byQueue = Map.groupBy(retried, (o) => o.record.eventSourceARN);
+    for (const [arn, group] of byQueue) {
+      const queueUrl = await queueUrlOf(arn).catch(() => undefined);
+      if (!queueUrl) continue; // the records still reappear after the queue's visibility timeout
+      for (let start = 0; start < group.length; start += 10) {
+        const entries = group.slice(start, start + 10).map((o, i) => ({
+          Id: String(i),
+          ReceiptHandle: o.record.receiptHandle,
+          VisibilityTimeout: backoffSeconds(Number(o.record.attributes.ApproximateReceiveCount ?? 1), options.backoff, options.random,
+            Number(o.error.context.retryAfterMs ?? 0) / 1000),
+        }));
+        await options.sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: entries }))
+          .catch((error: unknown) => logger.warn('could not back off retried records', { error: error as Error }));
+      }
+    }
+  };
+
+  const report = (outcome: RecordOutcome) => {
+    const log = recordLogger(outcome.record, outcome.envelope);
+    switch (outcome.status) {
+      case 'processed':
+        metrics.addMetric(METRICS.processed, MetricUnit.Count, 1);
+        log.info('job processed');
+        return;
+      case 'duplicate':
+        metrics.addMetric(METRICS.duplicates, MetricUnit.Count, 1);
+        log.info('duplicate suppressed');
+        return;
+      case 'retry':
+        countByReason(options.observability, METRICS.retries, outcome.error.reason);
+        countContention(outcome.error);
+        log.warn('job will be retried', errorFields(outcome.error));
+        return;
+      case 'dead-lettered':
+        countByReason(options.observability, METRICS.sentToDlq, outcome.error.reason);
+        log.error('job sent to DLQ', errorFields(outcome.error));
+        return;
+    }
+  };
+
+  const countContention = (error: BallastError) => {
+    if (error instanceof LockBusyError) {
+      metrics.addMetric(METRICS.lockContention, MetricUnit.Count, 1);
+      metrics.addMetric(METRICS.lockWaitMs, MetricUnit.Milliseconds, Math.max(0, Number(error.context.retryAfterMs ?? 0)));
+    }
+    if (error.reason === REASONS.fenced) metrics.addMetric(METRICS.fenced, MetricUnit.Count, 1);
+  };
+
+  return { before: sqsJobBatchMiddlewareBefore };
+}
+
+function errorFields(error: BallastError) {
+  return { reason: error.reason, errorName: error.name, errorMessage: error.message, ...error.context };
+}

@@ -1,0 +1,3 @@
+export { CURRENT_SCHEMA_VERSION, ENVELOPE_SCHEMAS, ENVELOPE_V1, SUPPORTED_MAJOR_VERSIONS, type Envelope } from './schema.ts';
+export { describeIssues, parseEnvelope } from './parse.ts';
+export { createEnvelope, type EnvelopeInput } from './create.ts';

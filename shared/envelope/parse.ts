@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { IncompatibleVersionError, InvalidEnvelopeError } from '../errors/index.ts';
+import { ENVELOPE_SCHEMAS, type Envelope } from './schema.ts';
+
+const VERSION_ONLY = z.object({ schemaVersion: z.string().regex(/^\d+\.\d+$/, 'must look like <major>.<minor>') });
+
+/**
+ * Parses and validates an SQS message body as an envelope.
+ *
+ * @throws InvalidEnvelopeError for bad JSON or a malformed envelope (fatal: to the DLQ)
+ * @throws IncompatibleVersionError for a major version this worker does not read (transient)
+ * @example
+ * const envelope = parseEnvelope(record.body);
+ */
+export function parseEnvelope(body: string): Envelope {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (error) {
+    throw new InvalidEnvelopeError(`body is not JSON: ${(error as Error).message}`, { cause: error });
+  }
+  const version = VERSION_ONLY.safeParse(json);
+  if (!version.success) {
+    throw new InvalidEnvelopeError(`schemaVersion ${describeIssues(version.error)}`);
+  }
+  const major = Number(version.data.schemaVersion.split('.')[0]);
+  const schema = ENVELOPE_SCHEMAS[major];
+  if (!schema) {
+    throw new IncompatibleVersionError(
+      `schemaVersion ${version.data.schemaVersion}: this worker reads major versions ${Object.keys(ENVELOPE_SCHEMAS).join(', ')}`,
+      { context: { schemaVersion: version.data.schemaVersion } },
+    );
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new InvalidEnvelopeError(`envelope ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+/** One line naming every offending field, e.g. `idempotencyKey: Required; payload: Expected object`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+}

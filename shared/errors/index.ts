@@ -1,0 +1,128 @@
+/**
+ * ballast's error taxonomy. The batch pipeline decides what happens to a record from the branch
+ * alone: a {@link TransientError} is retried later (reported as a batch item failure, visibility
+ * backed off); a {@link FatalError} goes straight to the DLQ with its `reason` as an attribute.
+ * Match with `instanceof`, never with `name` strings.
+ */
+
+/** Stable reason codes, used as log fields, metric dimensions and DLQ message attributes. */
+export const REASONS = {
+  // fatal
+  invalidEnvelope: 'invalid-envelope',
+  unknownJobType: 'unknown-job-type',
+  invalidPayload: 'invalid-payload',
+  idempotencyKeyReused: 'idempotency-key-reused',
+  insufficientFunds: 'insufficient-funds',
+  staleVersion: 'stale-version',
+  accountNotFound: 'account-not-found',
+  partnerRejected: 'partner-rejected',
+  // transient
+  incompatibleVersion: 'incompatible-version',
+  jobInProgress: 'job-in-progress',
+  lockBusy: 'lock-busy',
+  fenced: 'fenced',
+  throttled: 'throttled',
+  dependencyUnavailable: 'dependency-unavailable',
+  deadline: 'deadline',
+  groupBlocked: 'group-blocked',
+  unexpected: 'unexpected',
+} as const;
+export type Reason = (typeof REASONS)[keyof typeof REASONS];
+
+export interface BallastErrorOptions extends ErrorOptions {
+  /** Structured facts for logs (never secrets). */
+  readonly context?: Record<string, unknown>;
+}
+
+/** Base of every error ballast raises on purpose. */
+export abstract class BallastError extends Error {
+  readonly reason: Reason;
+  readonly context: Record<string, unknown>;
+
+  constructor(reason: Reason, message: string, options: BallastErrorOptions = {}) {
+    super(message, options);
+    this.name = new.target.name;
+    this.reason = reason;
+    this.context = options.context ?? {};
+  }
+}
+
+/** Worth retrying later: the same message may succeed on a later receive. */
+export class TransientError extends BallastError {}
+
+/** Retrying cannot help: the message goes to the DLQ with its reason. */
+export class FatalError extends BallastError {}
+
+/** The body is not a valid envelope (bad JSON, missing or malformed fields). */
+export class InvalidEnvelopeError extends FatalError {
+  constructor(message: string, options?: BallastErrorOptions) {
+    super(REASONS.invalidEnvelope, message, options);
+  }
+}
+
+/**
+ * The envelope's major schema version is not one this worker reads. Transient: a newer worker may
+ * be rolling out; past the receive limit the message lands in the DLQ, replayable later.
+ */
+export class IncompatibleVersionError extends TransientError {
+  constructor(message: string, options?: BallastErrorOptions) {
+    super(REASONS.incompatibleVersion, message, options);
+  }
+}
+
+/** The same idempotency key arrived with a different payload: a producer bug, never a retry. */
+export class IdempotencyKeyReusedError extends FatalError {
+  constructor(message: string, options?: BallastErrorOptions) {
+    super(REASONS.idempotencyKeyReused, message, options);
+  }
+}
+
+/** Another worker holds the job's claim (IN_PROGRESS with a live lease). */
+export class JobInProgressError extends TransientError {
+  constructor(message: string, options?: BallastErrorOptions) {
+    super(REASONS.jobInProgress, message, options);
+  }
+}
+
+/** Another worker holds the resource's lease lock. */
+export class LockBusyError extends TransientError {
+  constructor(message: string, options?: BallastErrorOptions) {
+    super(REASONS.lockBusy, message, options);
+  }
+}
+
+/** Our lease was taken over (we stalled past it): our commit was refused and changed nothing. */
+export class FencedError extends TransientError {
+  constructor(message: string, options?: BallastErrorOptions) {
+    super(REASONS.fenced, message, options);
+  }
+}
+
+/** True for errors that should be retried even though ballast did not raise them. */
+export function isRetryableAwsError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const meta = (error as { $retryable?: unknown; $metadata?: { httpStatusCode?: number } });
+  if (meta.$retryable) return true;
+  const status = meta.$metadata?.httpStatusCode ?? 0;
+  return status >= 500 || status === 429 ||
+    ['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'TimeoutError',
+      'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'TransactionInProgressException'].includes(error.name) ||
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes((error as { code?: string }).code ?? '');
+}
+
+/**
+ * Turns anything thrown while processing a record into a {@link BallastError}. Unknown errors are
+ * treated as transient: retrying a bug wastes a few receives, dropping a good message loses data.
+ */
+export function classify(error: unknown): BallastError {
+  if (error instanceof BallastError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const reason = isRetryableAwsError(error) ? (isThrottle(error) ? REASONS.throttled : REASONS.dependencyUnavailable) : REASONS.unexpected;
+  return new TransientError(reason, message, { cause: error });
+}
+
+function isThrottle(error: unknown): boolean {
+  const name = error instanceof Error ? error.name : '';
+  return /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded/.test(name) ||
+    (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 429;
+}

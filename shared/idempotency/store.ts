@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { TransactionCanceledException, type CancellationReason } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { withDefaults } from '../options/index.ts';
+import {
+  FencedError, IdempotencyKeyReusedError, JobInProgressError, LockBusyError, REASONS, TransientError, type BallastError,
+} from '../errors/index.ts';
+import { acquireLockItem, extendLockItem, lockKey, nextFence, releaseLockItem, type LeaseHold, type LockItem, type TransactItem } from '../lock/index.ts';
+import {
+  abandonClaimItem, claimRecordItem, completeClaimedRecordItem, completeNewRecordItem, extendClaimItem, payloadHash, STATUS,
+  type IdempotencyRecord, type JobIdentity,
+} from './record.ts';
+
+/** A business write that commits in the same transaction as the idempotency record. */
+export interface BusinessWrite {
+  /** One transaction item in document form (Put, Update, Delete or ConditionCheck). */
+  readonly item: TransactItem;
+  /** The error to raise when this item's condition fails, given the item as it was (if any). */
+  readonly onConditionFailed: (current: Record<string, unknown> | undefined) => BallastError;
+}
+
+/** What a job commits: its business writes and the result duplicates will be handed. */
+export interface CommitPlan {
+  readonly writes: readonly BusinessWrite[];
+  readonly result?: unknown;
+}
+
+/** How a commit ended: our writes applied, or the job had already been completed. */
+export type Completion = { readonly kind: 'committed' | 'duplicate'; readonly result: unknown };
+
+/** A live claim: the job's IN_PROGRESS record plus the resource's lease lock, both ours. */
+export interface Claim extends LeaseHold {
+  readonly idempotencyKey: string;
+  readonly leaseUntilMs: number;
+}
+
+export type ClaimOutcome = { readonly kind: 'claimed'; readonly claim: Claim } | { readonly kind: 'duplicate'; readonly result: unknown };
+
+export interface IdempotencyStoreOptions {
+  readonly documents: DynamoDBDocumentClient;
+  /** The control table (idempotency records and lock items). */
+  readonly tableName: string;
+  /**
+   * How long a completed record suppresses duplicates. Must outlive queue retention + DLQ
+   * retention + the replay window (the CDK stack checks this at synth).
+   * @default 35 days
+   */
+  readonly retentionSeconds?: number;
+  /**
+   * Lease of a claim and its lock; heartbeats extend it while a job runs.
+   * @default 30_000
+   */
+  readonly leaseMs?: number;
+  /** @default Date.now */
+  readonly nowMs?: () => number;
+}
+
+const defaults = { retentionSeconds: 35 * 24 * 3600, leaseMs: 30_000, nowMs: Date.now };
+
+/**
+ * The idempotency and lock persistence layer on the control table. Every method is one
+ * DynamoDB round trip (a transaction); conflicts are read from the cancellation reasons'
+ * `ALL_OLD` items, never by a second read.
+ */
+export class IdempotencyStore {
+  readonly leaseMs: number;
+  readonly #documents: DynamoDBDocumentClient;
+  readonly #table: string;
+  readonly #retentionSeconds: number;
+  readonly #nowMs: () => number;
+
+  constructor(options: IdempotencyStoreOptions) {
+    const merged = withDefaults(defaults, options);
+    if (!(merged.leaseMs > 0)) throw new Error(`IdempotencyStore: leaseMs must be > 0, got ${merged.leaseMs}`);
+    if (!(merged.retentionSeconds > 0)) throw new Error(`IdempotencyStore: retentionSeconds must be > 0, got ${merged.retentionSeconds}`);
+    this.#documents = merged.documents;
+    this.#table = merged.tableName;
+    this.#retentionSeconds = merged.retentionSeconds;
+    this.leaseMs = merged.leaseMs;
+    this.#nowMs = merged.nowMs;
+  }
+
+  /**
+   * For jobs whose effects are all DynamoDB writes: the COMPLETED record and the business writes
+   * in one transaction. A crash can never apply the effect twice; a duplicate costs this one call.
+   */
+  async commitOnce(job: JobIdentity, plan: CommitPlan): Promise<Completion> {
+    const times = this.#times();
+    const items = [completeNewRecordItem(this.#table, job, plan.result, times), ...plan.writes.map(withOldItem)];
+    const failure = await this.#transact(items);
+    if (!failure) return { kind: 'committed', result: plan.result ?? null };
+    const [record, ...business] = failure;
+    if (isConditionFailure(record)) return this.#existing(job, oldItem(record) as unknown as IdempotencyRecord, times.nowMs);
+    throw businessError(business, plan.writes) ?? transactionError(failure);
+  }
+
+  /**
+   * For jobs with an external side effect: IN_PROGRESS record + the resource's lock in one
+   * transaction, before the side effect runs.
+   */
+  async claim(job: JobIdentity & { readonly resourceId: string }): Promise<ClaimOutcome> {
+    const times = this.#times();
+    let fence = nextFence(times.nowMs);
+    // At most one retry, and only when our clock is behind the last holder's fence.
+    for (let attempt = 0; ; attempt += 1) {
+      const claim: Claim = {
+        idempotencyKey: job.idempotencyKey, resourceId: job.resourceId, ownerToken: randomUUID(), fence,
+        leaseUntilMs: times.nowMs + this.leaseMs,
+      };
+      const failure = await this.#transact([
+        claimRecordItem(this.#table, job, claim.ownerToken, claim.leaseUntilMs, times),
+        acquireLockItem(this.#table, claim, claim.leaseUntilMs, times.nowMs),
+      ]);
+      if (!failure) return { kind: 'claimed', claim };
+      const [record, lock] = failure;
+      if (isConditionFailure(record)) return this.#existing(job, oldItem(record) as unknown as IdempotencyRecord, times.nowMs);
+      if (isConditionFailure(lock)) {
+        const held = oldItem(lock) as unknown as LockItem;
+        if (held.leaseUntilMs < times.nowMs && attempt === 0) {
+          fence = nextFence(times.nowMs, held.fence);
+          continue;
+        }
+        throw new LockBusyError(`resource ${job.resourceId} is locked until ${new Date(held.leaseUntilMs).toISOString()}`, {
+          context: { lockKey: lockKey(job.resourceId), leaseUntilMs: held.leaseUntilMs, retryAfterMs: held.leaseUntilMs - times.nowMs },
+        });
+      }
+      throw transactionError(failure);
+    }
+  }
+
+  /**
+   * Business writes + COMPLETED + lock release, all conditioned on our owner token and fence. If
+   * we stalled past our lease and someone took over, nothing is written and {@link FencedError}
+   * (or, if the taker completed the job, a duplicate) is the answer.
+   */
+  async commitClaimed(claim: Claim, plan: CommitPlan): Promise<Completion> {
+    const times = this.#times();
+    const failure = await this.#transact([
+      completeClaimedRecordItem(this.#table, claim.idempotencyKey, claim.ownerToken, plan.result, times),
+      releaseLockItem(this.#table, claim),
+      ...plan.writes.map(withOldItem),
+    ]);
+    if (!failure) return { kind: 'committed', result: plan.result ?? null };
+    const [record, lock, ...business] = failure;
+    if (isConditionFailure(record) || isConditionFailure(lock)) {
+      const current = isConditionFailure(record) ? (oldItem(record) as unknown as IdempotencyRecord | undefined) : undefined;
+      if (current?.status === STATUS.completed) return { kind: 'duplicate', result: current.result ?? null };
+      throw new FencedError(`lease on ${claim.resourceId} (fence ${claim.fence}) was taken over; commit refused`, {
+        context: { lockKey: lockKey(claim.resourceId), fence: claim.fence },
+      });
+    }
+    const error = businessError(business, plan.writes);
+    if (error) {
+      await this.abandon(claim);
+      throw error;
+    }
+    throw transactionError(failure);
+  }
+
+  /** Heartbeat: extends both the claim and the lock; {@link FencedError} if either is no longer ours. */
+  async extend(claim: Claim): Promise<Claim> {
+    const leaseUntilMs = this.#nowMs() + this.leaseMs;
+    const failure = await this.#transact([
+      extendClaimItem(this.#table, claim.idempotencyKey, claim.ownerToken, leaseUntilMs),
+      extendLockItem(this.#table, claim, leaseUntilMs),
+    ]);
+    if (!failure) return { ...claim, leaseUntilMs };
+    if (failure.some(isConditionFailure)) {
+      throw new FencedError(`lease on ${claim.resourceId} (fence ${claim.fence}) was lost before heartbeat`, {
+        context: { lockKey: lockKey(claim.resourceId), fence: claim.fence },
+      });
+    }
+    throw transactionError(failure);
+  }
+
+  /** Gives the claim and lock back after a failed attempt; a claim that is no longer ours is left alone. */
+  async abandon(claim: Claim): Promise<void> {
+    await this.#transact([abandonClaimItem(this.#table, claim.idempotencyKey, claim.ownerToken), releaseLockItem(this.#table, claim)]);
+  }
+
+  #times() {
+    return { nowMs: this.#nowMs(), retentionSeconds: this.#retentionSeconds };
+  }
+
+  /** Runs a transaction; resolves undefined on success or with the cancellation reasons. */
+  async #transact(items: TransactItem[]): Promise<CancellationReason[] | undefined> {
+    try {
+      await this.#documents.send(new TransactWriteCommand({ TransactItems: items }));
+      return undefined;
+    } catch (error) {
+      if (error instanceof TransactionCanceledException && error.CancellationReasons) return error.CancellationReasons;
+      throw error;
+    }
+  }
+
+  /** Our write lost to an existing record: a completed duplicate, a live claim, or a reused key. */
+  #existing(job: JobIdentity, record: IdempotencyRecord, nowMs: number): { kind: 'duplicate'; result: unknown } {
+    const context = { idempotencyKey: job.idempotencyKey, existingJobId: record.jobId, existingStatus: record.status };
+    if (record.payloadHash !== payloadHash(job.type, job.payload)) {
+      throw new IdempotencyKeyReusedError(
+        `idempotency key '${job.idempotencyKey}' was already used by job ${record.jobId} with a different payload`, { context },
+      );
+    }
+    if (record.status === STATUS.completed) return { kind: 'duplicate', result: record.result ?? null };
+    throw new JobInProgressError(`job with idempotency key '${job.idempotencyKey}' is in progress elsewhere`, {
+      context: { ...context, retryAfterMs: (record.leaseUntilMs ?? nowMs) - nowMs },
+    });
+  }
+}
+
+function withOldItem(write: BusinessWrite): TransactItem {
+  const [kind, body] = Object.entries(write.item)[0] as [string, object];
+  return { [kind]: { ...body, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } } as TransactItem;
+}
+
+function isConditionFailure(reason: CancellationReason | undefined): reason is CancellationReason {
+  return reason?.Code === 'ConditionalCheckFailed';
+}
+
+function oldItem(reason: CancellationReason): Record<string, unknown> | undefined {
+  return reason.Item ? unmarshall(reason.Item) : undefined;
+}
+
+function businessError(reasons: readonly (CancellationReason | undefined)[], writes: readonly BusinessWrite[]): BallastError | undefined {
+  const index = reasons.findIndex(isConditionFailure);
+  if (index < 0) return undefined;
+  return writes[index]?.onConditionFailed(oldItem(reasons[index] as CancellationReason));
+}
+
+/** Cancellations that are not condition failures: contention or throttling, both worth a retry. */
+function transactionError(reasons: readonly CancellationReason[]): TransientError {
+  const codes = reasons.map((reason) => reason.Code ?? 'None');
+  const throttled = codes.some((code) => /Throttl|ProvisionedThroughput/.test(code));
+  return new TransientError(throttled ? REASONS.throttled : REASONS.lockBusy, `transaction cancelled: ${codes.join(', ')}`, {
+    context: { cancellationCodes: codes },
+  });
+}

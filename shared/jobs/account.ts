@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+/**
+ * Payload schemas of the example workload ballast ships: the producer SDK builds with them and
+ * the worker validates with them, so the two sides cannot drift.
+ */
+export const JOB_TYPES = {
+  credit: 'account.credit',
+  debit: 'account.debit',
+  syncProfile: 'account.sync-profile',
+} as const;
+
+const amount = z.number().int().positive().max(1_000_000_000);
+
+/** Money moves in integer minor units (cents); `expectedVersion` makes the update conditional. */
+export const BALANCE_CHANGE = z.object({
+  amount,
+  /** When set, the change applies only if the account is still at this version (optimistic concurrency). */
+  expectedVersion: z.number().int().nonnegative().optional(),
+});
+export type BalanceChange = z.infer<typeof BALANCE_CHANGE>;
+
+export const SYNC_PROFILE = z.object({
+  /** Why the sync was requested; passed through to the partner for its audit log. */
+  reason: z.string().max(200).optional(),
+});
+export type SyncProfile = z.infer<typeof SYNC_PROFILE>;
+
+/** An account as stored on the state table (`pk = account#<id>`). */
+export interface Account {
+  readonly pk: string;
+  readonly accountId: string;
+  readonly balance: number;
+  readonly version: number;
+  readonly profile?: Record<string, unknown>;
+  readonly updatedAt: string;
+}
+
+export function accountKey(accountId: string): string {
+  return `account#${accountId}`;
+}

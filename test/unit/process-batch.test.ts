@@ -1,0 +1,144 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { SQSRecord } from 'aws-lambda';
+import { processBatch, type ProcessBatchOptions } from '../../shared/batch/index.ts';
+import type { Envelope } from '../../shared/envelope/index.ts';
+import { FatalError, REASONS, TransientError } from '../../shared/errors/index.ts';
+import { jobRecord, sqsRecord } from '../helpers/sqs-records.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Options whose `run` records calls and succeeds unless told otherwise. */
+function harness(overrides: Partial<ProcessBatchOptions> = {}) {
+  const calls: Envelope[] = [];
+  const deadLettered: { record: SQSRecord; reason: string }[] = [];
+  let active = 0;
+  let maxActive = 0;
+  const options: ProcessBatchOptions = {
+    remainingTimeMs: () => 60_000,
+    run: async (_record, envelope) => {
+      calls.push(envelope);
+      active += 1;
+      maxActive = Math.max(maxActive, active);
+      await sleep(5);
+      active -= 1;
+      return { kind: 'committed', result: null };
+    },
+    deadLetter: async (record, error) => void deadLettered.push({ record, reason: error.reason }),
+    ...overrides,
+  };
+  return { options, calls, deadLettered, maxActive: () => maxActive };
+}
+
+describe('processBatch', () => {
+  it('collapses in-batch duplicates: one run, the copies are reported as duplicates', async () => {
+    const { options, calls } = harness();
+    const body = jobRecord({ resourceId: 'a', idempotencyKey: 'k1' }).body;
+    const records = [sqsRecord(body), sqsRecord(body), sqsRecord(body)];
+    const outcomes = await processBatch(records, options);
+    assert.equal(calls.length, 1);
+    assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'duplicate', 'duplicate']);
+  });
+
+  it('runs records of one resource in order, one at a time, and other resources concurrently up to the limit', async () => {
+    const order: string[] = [];
+    let active = new Map<string, number>();
+    let overlapOnOneResource = false;
+    let peak = 0;
+    const { options } = harness({
+      concurrency: 3,
+      run: async (_r, envelope) => {
+        const now = (active.get(envelope.resourceId) ?? 0) + 1;
+        active.set(envelope.resourceId, now);
+        if (now > 1) overlapOnOneResource = true;
+        peak = Math.max(peak, [...active.values()].reduce((a, b) => a + b, 0));
+        order.push(`${envelope.resourceId}:${(envelope.payload as { amount: number }).amount}`);
+        await sleep(5);
+        active.set(envelope.resourceId, (active.get(envelope.resourceId) ?? 1) - 1);
+        return { kind: 'committed', result: null };
+      },
+    });
+    const records = ['a', 'b', 'c', 'd', 'e'].flatMap((id) => [1, 2, 3].map((n) => jobRecord({ resourceId: id, payload: { amount: n } })));
+    const outcomes = await processBatch(records, options);
+    assert.ok(outcomes.every((o) => o.status === 'processed'));
+    assert.equal(overlapOnOneResource, false, 'two records of one resource overlapped');
+    assert.ok(peak <= 3, `peak concurrency ${peak} exceeded 3`);
+    for (const id of ['a', 'b', 'c', 'd', 'e']) {
+      assert.deepEqual(order.filter((x) => x.startsWith(`${id}:`)), [`${id}:1`, `${id}:2`, `${id}:3`]);
+    }
+  });
+
+  it('deadline guard: with too little time left, unstarted records are reported failed and never run', async () => {
+    let remaining = 10_000;
+    const { options, calls } = harness({
+      concurrency: 1,
+      deadlineMarginMs: 5_000,
+      remainingTimeMs: () => remaining,
+      run: async (_r, envelope) => {
+        calls.push(envelope);
+        remaining -= 3_000; // each record eats 3 s of the budget
+        return { kind: 'committed', result: null };
+      },
+    });
+    const records = [1, 2, 3, 4].map((n) => jobRecord({ resourceId: 'same', payload: { amount: n } }));
+    const outcomes = await processBatch(records, options);
+    assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'processed', 'retry', 'retry']);
+    assert.equal(calls.length, 2);
+    const reasons = outcomes.flatMap((o) => (o.status === 'retry' ? [o.error.reason] : []));
+    assert.deepEqual(reasons, [REASONS.deadline, REASONS.deadline]);
+  });
+
+  it('FIFO: a failure fails the rest of its message group only', async () => {
+    const { options, calls } = harness({
+      run: async (_r, envelope) => {
+        calls.push(envelope);
+        if (envelope.payload.amount === 2) throw new TransientError(REASONS.dependencyUnavailable, 'down');
+        return { kind: 'committed', result: null };
+      },
+    });
+    const g1 = [1, 2, 3, 4].map((n) => jobRecord({ resourceId: `r${n}`, payload: { amount: n } }, { groupId: 'g1' }));
+    const g2 = [5, 6].map((n) => jobRecord({ resourceId: `r${n}`, payload: { amount: n } }, { groupId: 'g2' }));
+    const outcomes = await processBatch([...g1, ...g2], options);
+    assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'retry', 'retry', 'retry', 'processed', 'processed']);
+    const blocked = outcomes.slice(2, 4).map((o) => (o.status === 'retry' ? o.error.reason : ''));
+    assert.deepEqual(blocked, [REASONS.groupBlocked, REASONS.groupBlocked]);
+    assert.ok(!calls.some((e) => [3, 4].includes(e.payload.amount as number)), 'blocked records never ran');
+  });
+
+  it('classifies: fatal → DLQ, transient → retry, unknown errors → retry, last receive → DLQ with the reason', async () => {
+    const { options, deadLettered } = harness({
+      maxReceiveCount: 5,
+      run: async (_r, envelope) => {
+        const kind = envelope.payload.kind;
+        if (kind === 'fatal') throw new FatalError(REASONS.insufficientFunds, 'no money');
+        if (kind === 'transient') throw new TransientError(REASONS.lockBusy, 'busy');
+        throw new Error('boom');
+      },
+    });
+    const records = [
+      jobRecord({ resourceId: 'a', payload: { kind: 'fatal' } }),
+      jobRecord({ resourceId: 'b', payload: { kind: 'transient' } }),
+      jobRecord({ resourceId: 'c', payload: { kind: 'bug' } }),
+      jobRecord({ resourceId: 'd', payload: { kind: 'transient' } }, { attempt: 5 }),
+      sqsRecord('{not json'),
+      sqsRecord(JSON.stringify({ schemaVersion: '9.0' }), { attempt: 2 }),
+      sqsRecord(JSON.stringify({ schemaVersion: '9.0' }), { attempt: 5 }),
+    ];
+    const outcomes = await processBatch(records, options);
+    assert.deepEqual(outcomes.map((o) => o.status), ['dead-lettered', 'retry', 'retry', 'dead-lettered', 'dead-lettered', 'retry', 'dead-lettered']);
+    assert.deepEqual(deadLettered.map((d) => d.reason).sort(),
+      [REASONS.incompatibleVersion, REASONS.insufficientFunds, REASONS.invalidEnvelope, REASONS.lockBusy].sort());
+    const unexpected = outcomes[2];
+    assert.equal(unexpected?.status === 'retry' && unexpected.error.reason, REASONS.unexpected);
+  });
+
+  it('a DLQ that cannot be reached turns the record into a retry, never a silent drop', async () => {
+    const { options } = harness({
+      run: async () => { throw new FatalError(REASONS.insufficientFunds, 'no money'); },
+      deadLetter: async () => { throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }); },
+    });
+    const [outcome] = await processBatch([jobRecord({ resourceId: 'a' })], options);
+    assert.equal(outcome?.status, 'retry');
+    assert.equal(outcome?.status === 'retry' && outcome.error.reason, REASONS.dependencyUnavailable);
+  });
+});
