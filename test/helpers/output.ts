@@ -6,16 +6,19 @@ export interface CapturedOutput {
 }
 
 /**
- * Captures what Powertools writes to stdout while `fn` runs (it writes through `process.stdout`),
- * so tests can assert on log lines and metrics without mocking either library.
+ * Captures what Powertools writes while `fn` runs (through `process.stdout`, and `process.stderr`
+ * for warnings and errors), so tests can assert on log lines and metrics without mocking either.
  */
 export async function captureOutput<T>(fn: () => Promise<T>): Promise<{ value: T; output: CapturedOutput }> {
   const lines: string[] = [];
-  const original = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    lines.push(...String(chunk).split('\n').filter((line) => line.startsWith('{')));
-    return (original as (...args: unknown[]) => boolean)(chunk, ...rest);
-  }) as typeof process.stdout.write;
+  const restore = [process.stdout, process.stderr].map((stream) => {
+    const original = stream.write.bind(stream);
+    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      lines.push(...String(chunk).split('\n').filter((line) => line.startsWith('{')));
+      return (original as (...args: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof stream.write;
+    return () => void (stream.write = original);
+  });
   try {
     const value = await fn();
     const parsed = lines.flatMap((line) => {
@@ -27,7 +30,7 @@ export async function captureOutput<T>(fn: () => Promise<T>): Promise<{ value: T
     });
     return { value, output: { logs: parsed.filter((doc) => !('_aws' in doc)), metrics: parsed.filter((doc) => '_aws' in doc) } };
   } finally {
-    process.stdout.write = original;
+    for (const undo of restore) undo();
   }
 }
 
