@@ -145,4 +145,36 @@ describe('worker: exactly-once effects on DynamoDB Local + fauxqs', () => {
     assert.equal(lock?.ownerToken, undefined);
     assert.equal(lock?.leaseUntilMs, 0);
   });
+
+  it('a long job heartbeats: its lease and its message visibility are extended, a rival backs off with lock-busy', async () => {
+    const queues = await h.queues({ visibilityTimeoutSeconds: 1 });
+    const accountId = 'acc-long';
+    await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 1 } }));
+    await h.drain(queues, h.worker(queues));
+    await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, idempotencyKey: 'long-1', payload: {} }));
+    h.partner.setDelay(1_800);
+    try {
+      // GIVEN a sync that takes 1.8 s under a 600 ms lease on a queue with a 1 s visibility timeout
+      const worker = h.worker(queues, { config: { leaseMs: 600 } });
+      const { value, output } = await captureOutput(async () => {
+        const long = h.deliver(queues, worker);
+        await sleep(1_300);
+        // WHEN, past the lease and the visibility timeout, a rival job for the same account arrives
+        const redelivered = await h.receive(queues.url, 10, 0);
+        await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, idempotencyKey: 'long-2', payload: {} }));
+        const rival = await h.deliver(queues, worker);
+        return { long: await long, redelivered, rival };
+      });
+      // THEN the heartbeat kept the message hidden and the lock held; the rival was told to back off
+      assert.equal(value.redelivered.length, 0, 'the long job\'s message did not reappear');
+      assert.equal(value.rival.failed.size, 1);
+      assert.equal(metricTotal(output, METRICS.retries, { reason: 'lock-busy' }), 1);
+      assert.equal(metricTotal(output, METRICS.lockContention), 1);
+      assert.deepEqual(value.long.response, { batchItemFailures: [] }, 'the long job committed after its heartbeats');
+    } finally {
+      h.partner.setDelay(0);
+    }
+    await h.drain(queues, h.worker(queues));
+    assert.equal(((await h.account(accountId))?.profile as { syncedBy?: string }).syncedBy, 'long-2');
+  });
 });
