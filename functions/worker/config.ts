@@ -12,6 +12,8 @@ export interface WorkerConfig {
   readonly deadlineMarginMs: number;
   /** First retry delay; later ones grow exponentially with the receive count. */
   readonly retryBaseDelaySeconds: number;
+  /** The cache endpoint, checked by the readiness probe when set. */
+  readonly cacheUrl?: string;
 }
 
 /**
@@ -44,6 +46,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
     concurrency: integer('RECORD_CONCURRENCY', 10, 1),
     deadlineMarginMs: integer('DEADLINE_MARGIN_MS', 5_000, 0),
     retryBaseDelaySeconds: integer('RETRY_BASE_DELAY_SECONDS', 2, 1),
+    ...(env.BALLAST_CACHE_URL ? { cacheUrl: env.BALLAST_CACHE_URL } : {}),
   };
   if (problems.length > 0) throw new Error(`worker configuration: ${problems.join('; ')}`);
   return config;

@@ -1,8 +1,11 @@
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { sqsJobBatch, type JobHandler } from '../../shared/batch/index.ts';
+import { envelopeChecks, pingCache, readinessProbe, type ReadinessCheck } from '../../shared/readiness/index.ts';
 import { IdempotencyStore } from '../../shared/idempotency/index.ts';
 import { createObservability, type Observability } from '../../shared/observability/index.ts';
 import type { WorkerConfig } from './config.ts';
@@ -30,8 +33,11 @@ export function createWorker(deps: WorkerDependencies) {
     retentionSeconds: config.idempotencyRetentionSeconds,
     nowMs: deps.nowMs,
   });
-  return middy<SQSEvent, SQSBatchResponse>().use(sqsJobBatch({
-    jobs: deps.jobs ?? accountJobs({ stateTableName: config.stateTableName, partnerApiUrl: config.partnerApiUrl, nowMs: deps.nowMs }),
+  const jobs = deps.jobs ?? accountJobs({ stateTableName: config.stateTableName, partnerApiUrl: config.partnerApiUrl, nowMs: deps.nowMs });
+  return middy<SQSEvent, SQSBatchResponse>()
+    .use(readinessProbe(() => readinessChecks(deps, jobs)) as unknown as MiddlewareObj<SQSEvent, SQSBatchResponse>)
+    .use(sqsJobBatch({
+    jobs,
     store,
     sqs: deps.sqs,
     deadLetterQueueUrl: config.deadLetterQueueUrl,
@@ -42,4 +48,27 @@ export function createWorker(deps: WorkerDependencies) {
     backoff: { baseSeconds: config.retryBaseDelaySeconds },
     nowMs: deps.nowMs,
   }));
+}
+
+/** What a new version must reach and parse before it takes traffic. */
+function readinessChecks(deps: WorkerDependencies, jobs: readonly JobHandler[]): ReadinessCheck[] {
+  const { config } = deps;
+  const table = (name: string, tableName: string): ReadinessCheck => ({
+    name,
+    run: async () => void (await deps.documents.send(new GetCommand({ TableName: tableName, Key: { pk: 'readiness#probe' } }))),
+  });
+  return [
+    table('dynamodb state table', config.stateTableName),
+    table('dynamodb control table', config.controlTableName),
+    {
+      name: 'sqs dead-letter queue',
+      run: async () => void (await deps.sqs.send(new GetQueueAttributesCommand({ QueueUrl: config.deadLetterQueueUrl, AttributeNames: ['QueueArn'] }))),
+    },
+    ...(config.cacheUrl ? [{ name: 'cache', run: () => pingCache(config.cacheUrl as string) }] : []),
+    ...envelopeChecks((type, payload) => {
+      const job = jobs.find((candidate) => candidate.type === type);
+      if (!job) throw new Error(`no handler for the sample's job type ${type}`);
+      job.payload.parse(payload);
+    }),
+  ];
 }
