@@ -1,0 +1,9 @@
+/**
+ * Lambda entry point of the cache invalidator, fed by the state table's stream (NEW_AND_OLD_IMAGES,
+ * ReportBatchItemFailures). Clients are created once per container from STATE_TABLE_NAME,
+ * BALLAST_CACHE_URL, BALLAST_CACHE_CLUSTER and WORKER_VERSION.
+ */
+import { accountCacheFromEnv } from '../../shared/cache/index.ts';
+import { createInvalidator } from './invalidator.ts';
+
+export const handler = createInvalidator(accountCacheFromEnv());

@@ -1,0 +1,68 @@
+import type { DynamoDBBatchItemFailure, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { CACHE_METRICS, type AccountCache } from '../../shared/cache/index.ts';
+import { countByReason, type Observability } from '../../shared/observability/index.ts';
+import { planRecord } from './stream-record.ts';
+
+export interface InvalidatorDependencies {
+  /** Applies the changes; only `invalidate` is used. */
+  readonly cache: Pick<AccountCache, 'invalidate'>;
+  readonly observability: Observability;
+}
+
+/** Reason on `CacheInvalidationsSkipped` for records that cannot be read as an account change. */
+export const MALFORMED_RECORD = 'malformed-record';
+
+/**
+ * The stream handler of the state table: writes a tombstone (and drops older entries) for every
+ * changed account, and reports what it could not apply as `batchItemFailures`.
+ *
+ * Failure handling, record by record in stream order:
+ * - Redis unreachable (or any error applying a change): that record and every later one in the
+ *   batch are reported. The mapping retries from the first reported sequence number (it would
+ *   re-deliver the later ones anyway), then bisects and finally sends the batch's metadata to its
+ *   on-failure destination. Replays are harmless: invalidation is idempotent and order-independent.
+ * - A malformed account record (no usable version): logged as an error and counted as
+ *   `CacheInvalidationsSkipped{reason=malformed-record}` (alarm on it), but NOT reported: the same
+ *   bytes can never succeed, and reporting would stall every later invalidation of the shard until
+ *   the retries run out. The entry it would have dropped still expires with its TTL and
+ *   `reconcile` finds it.
+ * - Items that are not accounts, and ids that are never cached, are skipped silently.
+ *
+ * @example
+ * import { createInvalidator } from './invalidator.ts';
+ * export const handler = createInvalidator({ cache, observability });
+ */
+export function createInvalidator(deps: InvalidatorDependencies): (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse> {
+  const { logger, metrics } = deps.observability;
+  return async function cacheInvalidator(event) {
+    const failures: DynamoDBBatchItemFailure[] = [];
+    try {
+      for (const [index, record] of event.Records.entries()) {
+        const plan = planRecord(record);
+        if (plan.kind === 'ignore') continue;
+        if (plan.kind === 'malformed') {
+          logger.error('stream record skipped: it cannot be read as an account change', { ...describe(record), problem: plan.problem });
+          countByReason(deps.observability, CACHE_METRICS.invalidationsSkipped, MALFORMED_RECORD);
+          continue;
+        }
+        try {
+          await deps.cache.invalidate(plan.change);
+        } catch (error) {
+          const unapplied = event.Records.slice(index);
+          logger.warn('invalidation failed; reporting the rest of the batch for retry', {
+            ...describe(record), accountId: plan.change.accountId, version: plan.change.version, reported: unapplied.length, error: error as Error,
+          });
+          failures.push(...unapplied.map((failed) => ({ itemIdentifier: failed.dynamodb?.SequenceNumber ?? '' })));
+          break;
+        }
+      }
+    } finally {
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    }
+    return { batchItemFailures: failures };
+  };
+}
+
+function describe(record: DynamoDBRecord) {
+  return { eventID: record.eventID, eventName: record.eventName, sequenceNumber: record.dynamodb?.SequenceNumber };
+}

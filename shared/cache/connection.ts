@@ -1,0 +1,161 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { withDefaults } from '../options/index.ts';
+import { CacheConfigurationError } from './errors.ts';
+import type { CacheClient } from './scripts.ts';
+
+export interface CacheConnectionOptions {
+  /**
+   * `redis://[user:password@]host[:port][/db]`, or `rediss://…` for TLS (ElastiCache Serverless
+   * requires TLS). The port defaults to 6379; `db` is ignored in cluster mode.
+   */
+  readonly url: string;
+  /**
+   * Cluster mode (ioredis `Cluster`): required for ElastiCache Serverless and cluster-mode
+   * replication groups; `url` is then the configuration endpoint.
+   * @default false
+   */
+  readonly cluster?: boolean;
+  /**
+   * How long connecting may take before it counts as a failure. Small: a reader waits this long
+   * at most once per outage before the circuit breaker takes over.
+   * @default 1_000
+   */
+  readonly connectTimeoutMs?: number;
+  /**
+   * How long one command may take before it fails ("Command timed out"). ElastiCache answers in
+   * about a millisecond; anything near this limit means the cache is not helping.
+   * @default 500
+   */
+  readonly commandTimeoutMs?: number;
+  /**
+   * Cap of the exponential reconnect delay (50 ms, 100 ms, … up to this), so a recovered Redis
+   * is reconnected to within this long. Reconnection never gives up.
+   * @default 2_000
+   */
+  readonly maxReconnectDelayMs?: number;
+  /** Shown by `CLIENT LIST`. @default 'ballast' */
+  readonly connectionName?: string;
+  /**
+   * Receives the client's `error` events (failed reconnects during an outage, for instance).
+   * Without a listener ioredis prints them to the console.
+   * @default - errors are dropped; failures of commands still reach their callers
+   */
+  readonly onError?: (error: Error) => void;
+}
+
+const defaults = { cluster: false, connectTimeoutMs: 1_000, commandTimeoutMs: 500, maxReconnectDelayMs: 2_000, connectionName: 'ballast' };
+
+/**
+ * Creates a Redis/Valkey client for the cache from a URL, standalone or cluster, TLS when the
+ * scheme is `rediss://`. The client fails fast rather than queueing: it connects lazily (on
+ * {@link connectCacheClient} or the first command), has no offline queue (a command while
+ * disconnected fails at once instead of waiting for a reconnect), retries a command at most once,
+ * and bounds connects and commands with short timeouts. Reconnection runs in the background.
+ *
+ * @example
+ * import { createCacheClient } from '../shared/cache/index.ts';
+ * const redis = createCacheClient({ url: process.env.BALLAST_CACHE_URL!, cluster: process.env.BALLAST_CACHE_CLUSTER === 'true' });
+ */
+export function createCacheClient(options: CacheConnectionOptions): CacheClient {
+  const merged = withDefaults(defaults, options);
+  for (const field of ['connectTimeoutMs', 'commandTimeoutMs', 'maxReconnectDelayMs'] as const) {
+    if (!(merged[field] > 0)) throw new CacheConfigurationError(`createCacheClient: ${field} must be > 0, got ${merged[field]}`);
+  }
+  const target = parseCacheUrl(merged.url);
+  const retry = (times: number) => Math.min(50 * 2 ** Math.min(times, 16), merged.maxReconnectDelayMs);
+  const common = {
+    username: target.username,
+    password: target.password,
+    ...(target.tls ? { tls: { servername: target.host } } : {}),
+    connectTimeout: merged.connectTimeoutMs,
+    commandTimeout: merged.commandTimeoutMs,
+    maxRetriesPerRequest: 1,
+    connectionName: merged.connectionName,
+  } satisfies RedisOptions;
+  const client: CacheClient = merged.cluster
+    ? new Cluster([{ host: target.host, port: target.port }], {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      clusterRetryStrategy: retry,
+      slotsRefreshTimeout: merged.connectTimeoutMs,
+      // Keep hostnames as given: TLS certificates name the endpoint, not its IP addresses.
+      dnsLookup: (address, callback) => callback(null, address),
+      redisOptions: common,
+    })
+    : new Redis({ ...common, host: target.host, port: target.port, db: target.db, lazyConnect: true, enableOfflineQueue: false, retryStrategy: retry });
+  client.on('error', (error: Error) => merged.onError?.(error));
+  return client;
+}
+
+/**
+ * Waits until a lazily connecting client is ready: starts the connection if nothing has started
+ * it yet, or waits for the attempt in progress. Rejects when that attempt fails (ioredis then keeps
+ * reconnecting in the background) or after `timeoutMs` (a cluster whose nodes cannot be reached
+ * may otherwise never settle). Returns at once in any other state, so a disconnected client's
+ * commands fail fast instead of waiting for a reconnect.
+ *
+ * @param timeoutMs - the longest wait. @default 5_000
+ * @example
+ * import { connectCacheClient, createCacheClient } from '../shared/cache/index.ts';
+ * const redis = createCacheClient({ url });
+ * await connectCacheClient(redis);
+ */
+export async function connectCacheClient(client: CacheClient, timeoutMs = 5_000): Promise<void> {
+  const initial = client.status;
+  if (initial !== 'wait' && initial !== 'connecting' && initial !== 'connect') return;
+  await new Promise<void>((resolve, reject) => {
+    const settle = (error?: Error) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('close', onClose);
+      client.off('end', onClose);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onReady = () => settle();
+    const onClose = () => settle(new Error('cache connection closed before it was ready'));
+    const timer = setTimeout(() => settle(new Error(`cache connection not ready after ${timeoutMs} ms`)), timeoutMs);
+    client.once('ready', onReady);
+    client.once('close', onClose);
+    client.once('end', onClose);
+    if (initial === 'wait') client.connect().then(() => settle(), (error: Error) => settle(error));
+  });
+}
+
+interface CacheTarget {
+  readonly host: string;
+  readonly port: number;
+  readonly tls: boolean;
+  readonly db: number;
+  readonly username?: string;
+  readonly password?: string;
+}
+
+function parseCacheUrl(url: string): CacheTarget {
+  const fix = "use 'redis://host:6379' or, for TLS, 'rediss://host:6379'";
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (cause) {
+    throw new CacheConfigurationError(`cache url '${redact(url)}' is not a URL: ${fix}`, { cause });
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new CacheConfigurationError(`cache url scheme '${parsed.protocol}' is not supported: ${fix}`);
+  }
+  if (!parsed.hostname) throw new CacheConfigurationError(`cache url '${redact(url)}' has no host: ${fix}`);
+  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0;
+  if (!Number.isInteger(db) || db < 0) throw new CacheConfigurationError(`cache url path must be a database number, got '${parsed.pathname}'`);
+  return {
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: parsed.port ? Number(parsed.port) : 6379,
+    tls: parsed.protocol === 'rediss:',
+    db,
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+  };
+}
+
+/** The URL without its password, for error messages. */
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}

@@ -1,0 +1,42 @@
+import { FatalError, REASONS, TransientError, type BallastErrorOptions } from '../errors/index.ts';
+
+/**
+ * The account id cannot name a cache entry (see `ACCOUNT_ID_RULE`). Fatal: the same id will never
+ * become valid, and ids outside the rule are never cached, so there is nothing to invalidate.
+ */
+export class InvalidAccountIdError extends FatalError {
+  constructor(message: string, options?: BallastErrorOptions) {
+    super(REASONS.invalidPayload, message, options);
+  }
+}
+
+/**
+ * Redis/Valkey did not answer (connection down, command timed out, circuit breaker open). Transient:
+ * readers fall back to DynamoDB; the invalidator reports the record so the stream retries it.
+ */
+export class CacheUnavailableError extends TransientError {
+  constructor(message: string, options?: BallastErrorOptions) {
+    super(REASONS.dependencyUnavailable, message, options);
+  }
+}
+
+/**
+ * An account item on the state table (or a stream image of one) lacks the fields a cache entry
+ * needs (`accountId`, numeric `version`, ...). A writer bug, never fixed by retrying.
+ */
+export class MalformedAccountError extends FatalError {
+  constructor(message: string, options?: BallastErrorOptions) {
+    super(REASONS.invalidPayload, message, options);
+  }
+}
+
+/**
+ * The cache was configured wrongly (bad option, URL or environment variable): raised once at
+ * construction or cold start, naming the field, the value and the fix.
+ */
+export class CacheConfigurationError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * Metric names the cache emits through the observability layer (namespace `Ballast`, dimension
+ * `workerVersion`; the ones marked "by reason" also carry a `reason` dimension).
+ * Hit ratio = CacheHits / (CacheHits + CacheMisses + CacheFallbacks).
+ */
+export const CACHE_METRICS = {
+  /** A read answered from Redis. */
+  hits: 'CacheHits',
+  /** A read that found no entry and went to the table (then tried to fill). */
+  misses: 'CacheMisses',
+  /** A read answered from the table without the cache: breaker open or Redis failed. */
+  fallbacks: 'CacheFallbacks',
+  /** A fill that did not store, by reason: stale-value, stale-tombstone or too-slow. */
+  fillsRefused: 'CacheFillsRefused',
+  /** A tombstone written (per account change applied). */
+  invalidations: 'CacheInvalidations',
+  /** From the committed item's own `updatedAt` to the moment its tombstone was written, in ms. */
+  invalidationLagMs: 'InvalidationLagMs',
+  /** A stream record the invalidator skipped, by reason (e.g. malformed-record). */
+  invalidationsSkipped: 'CacheInvalidationsSkipped',
+  /** A circuit breaker state change, by reason = the new state (open, half-open, closed). */
+  breakerTransitions: 'CacheBreakerTransitions',
+} as const;
+
+/** Reasons on `CacheFillsRefused` besides the Lua script's own (stale-value, stale-tombstone). */
+export const FILL_REFUSALS = {
+  /** The table read is older than `maxFillDelayMs`: a tombstone written after it may have expired. */
+  tooSlow: 'too-slow',
+} as const;

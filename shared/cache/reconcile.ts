@@ -1,0 +1,112 @@
+import { decodeAccount, type CachedAccount } from './account-entry.ts';
+import { accountIdOfKey, accountValueKeyPattern } from './keys.ts';
+import { scanKeys } from './scan.ts';
+import type { CacheClient, CacheScripts } from './scripts.ts';
+
+export interface ReconcileOptions {
+  /**
+   * How many cache entries to compare with the table (each costs one Redis read and one strongly
+   * consistent DynamoDB read).
+   * @default 100
+   */
+  readonly sample?: number;
+  /**
+   * Repair what differs: the stale entry is deleted (only if it is still the one inspected, so a
+   * fresh fill is never lost) and refilled from the table through the normal versioned fill.
+   * @default false
+   */
+  readonly repair?: boolean;
+}
+
+/** One entry that differed from the table. */
+export interface ReconcileMismatch {
+  readonly accountId: string;
+  /** The entry's version, undefined if it had none readable. */
+  readonly cachedVersion?: number;
+  /** The table item's version, undefined if the item does not exist. */
+  readonly tableVersion?: number;
+  readonly repaired: boolean;
+}
+
+/** What {@link reconcileAccounts} found. */
+export interface ReconcileReport {
+  /** Entries compared. */
+  readonly sampled: number;
+  readonly mismatches: number;
+  readonly repaired: number;
+  /** mismatches / sampled; 0 when nothing was sampled. */
+  readonly mismatchRate: number;
+  /** The mismatched entries (at most `sample`). */
+  readonly details: readonly ReconcileMismatch[];
+}
+
+/** What reconciliation needs from the cache; `AccountCache.reconcile` supplies it. */
+export interface ReconcileDependencies {
+  readonly redis: CacheClient;
+  readonly scripts: CacheScripts;
+  readonly schemaVersion: number;
+  /** A strongly consistent read of the account from the table. */
+  readonly readAccount: (accountId: string) => Promise<CachedAccount | undefined>;
+  /** Refills an account's entry with its table value, read at `readStartedMs`. */
+  readonly fill: (accountId: string, account: CachedAccount, readStartedMs: number) => Promise<boolean>;
+  readonly nowMs: () => number;
+}
+
+/**
+ * Compares a sample of cache entries of one schema version with the table and optionally repairs
+ * them. An entry matches when the item exists and the entry decodes to exactly the item's current
+ * {@link CachedAccount} (same version and content). Run it after a Redis outage, when
+ * invalidations may have been lost for longer than the stream retains them.
+ */
+export async function reconcileAccounts(deps: ReconcileDependencies, options: ReconcileOptions = {}): Promise<ReconcileReport> {
+  const sample = options.sample ?? 100;
+  if (!Number.isInteger(sample) || sample < 0) throw new RangeError(`reconcile: sample must be an integer >= 0, got ${sample}`);
+  const keys = await scanKeys(deps.redis, accountValueKeyPattern(deps.schemaVersion), sample);
+  const details: ReconcileMismatch[] = [];
+  let sampled = 0;
+  for (const key of keys) {
+    const accountId = accountIdOfKey(key, deps.schemaVersion);
+    if (accountId === undefined) continue;
+    const [version = null, payload = null] = await deps.redis.hmget(key, 'version', 'payload');
+    if (version === null && payload === null) continue; // expired or evicted since the scan
+    sampled += 1;
+    const readStartedMs = deps.nowMs();
+    const item = await deps.readAccount(accountId);
+    const cached = payload === null ? undefined : decodeAccount(payload, version);
+    if (item && cached && canonicalJson(item) === canonicalJson(cached)) continue;
+    const repaired = options.repair === true && (await repair(deps, { accountId, key, version }, item, readStartedMs));
+    details.push({
+      accountId,
+      ...(cached ? { cachedVersion: cached.version } : {}),
+      ...(item ? { tableVersion: item.version } : {}),
+      repaired,
+    });
+  }
+  const mismatches = details.length;
+  return {
+    sampled,
+    mismatches,
+    repaired: details.filter((detail) => detail.repaired).length,
+    mismatchRate: sampled === 0 ? 0 : mismatches / sampled,
+    details,
+  };
+}
+
+async function repair(
+  deps: ReconcileDependencies,
+  entry: { accountId: string; key: string; version: string | null },
+  item: CachedAccount | undefined,
+  readStartedMs: number,
+): Promise<boolean> {
+  const evicted = await deps.scripts.evictIfVersion(entry.key, entry.version ?? undefined);
+  if (item) await deps.fill(entry.accountId, item, readStartedMs);
+  return evicted;
+}
+
+/** JSON with object keys sorted at every level: DynamoDB does not keep a map's key order. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner);
+}

@@ -1,0 +1,136 @@
+/**
+ * Shared setup of the cache integration tests (not a test file itself): real engines, a state
+ * table with its stream, cache clients that are closed after the file, table writers that mimic
+ * the worker's versioned updates, and a DynamoDB client whose requests can be counted and held.
+ */
+import { after, before } from 'node:test';
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  AccountCache, cacheScripts, connectCacheClient, createCacheClient, type AccountCacheOptions, type CacheClient, type CacheConnectionOptions,
+} from '../../shared/cache/index.ts';
+import { accountKey, type Account } from '../../shared/jobs/index.ts';
+import { createObservability } from '../../shared/observability/index.ts';
+import { createInvalidator } from '../../functions/cache-invalidator/invalidator.ts';
+import { createReadApi } from '../../functions/read-api/read-api.ts';
+import { useEngines } from './engines.ts';
+import { streamEventReader } from './stream-events.ts';
+import { createBallastTables } from './tables.ts';
+
+/** A document client on its own DynamoDB client, whose requests are counted and can be held. */
+export interface ObservedDocuments {
+  readonly documents: DynamoDBDocumentClient;
+  /** Requests that reached DynamoDB so far. */
+  requests(): number;
+  /** From now on, responses (already served by DynamoDB) wait until the returned function is called. */
+  holdResponses(): () => void;
+}
+
+/** Polls `condition` every 20 ms; throws after `timeoutMs`. */
+export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export function useCacheFixture() {
+  const local = useEngines();
+  const observability = createObservability({ workerVersion: 'test' });
+  const clients: CacheClient[] = [];
+  const dynamoClients: DynamoDBClient[] = [];
+  let stateTable = '';
+
+  before(async () => {
+    stateTable = (await createBallastTables(local.dynamodb, `cache-${randomUUID().slice(0, 8)}`)).state;
+  });
+  after(() => {
+    for (const client of clients) client.disconnect();
+    for (const client of dynamoClients) client.destroy();
+  });
+
+  const fixture = {
+    local,
+    observability,
+    get stateTable() {
+      return stateTable;
+    },
+    /** A lazily connecting cache client on the file's redis-server (closed after the file). */
+    client(options: Partial<CacheConnectionOptions> = {}): CacheClient {
+      const client = createCacheClient({ url: local.env.BALLAST_CACHE_URL ?? '', commandTimeoutMs: 300, connectTimeoutMs: 300, maxReconnectDelayMs: 200, ...options });
+      clients.push(client);
+      return client;
+    },
+    /** Like {@link client}, connected (commands fail fast on a client that is not connected yet). */
+    async redis(options: Partial<CacheConnectionOptions> = {}): Promise<CacheClient> {
+      const client = fixture.client(options);
+      await connectCacheClient(client);
+      return client;
+    },
+    observedDocuments(): ObservedDocuments {
+      const client = new DynamoDBClient({});
+      dynamoClients.push(client);
+      let count = 0;
+      let gate: Promise<void> | undefined;
+      client.middlewareStack.add((next) => async (args) => {
+        count += 1;
+        const result = await next(args);
+        if (gate) await gate;
+        return result;
+      }, { step: 'finalizeRequest', name: 'observeRequests' });
+      return {
+        documents: DynamoDBDocumentClient.from(client),
+        requests: () => count,
+        holdResponses() {
+          let release = () => {};
+          gate = new Promise<void>((resolve) => (release = resolve));
+          return () => {
+            gate = undefined;
+            release();
+          };
+        },
+      };
+    },
+    /** An AccountCache on the state table (its own Redis client unless one is given). */
+    cache(options: Partial<AccountCacheOptions> = {}): AccountCache {
+      return new AccountCache({ redis: options.redis ?? fixture.client(), documents: local.documents, tableName: stateTable, observability, ...options });
+    },
+    invalidator(cache: AccountCache) {
+      return createInvalidator({ cache, observability });
+    },
+    readApi(cache: AccountCache) {
+      return createReadApi({ cache, observability });
+    },
+    /** Raw script access, to plant entries as a slow or lost reader would have left them. */
+    async scripts(redis?: CacheClient) {
+      return cacheScripts(redis ?? (await fixture.redis()));
+    },
+    streamReader() {
+      return streamEventReader(local.dynamodb, local.streams, stateTable);
+    },
+    /** Creates the account at version 1, as the worker's first credit does. */
+    async createAccount(accountId: string, balance = 100, profile?: Record<string, unknown>): Promise<Account> {
+      const item: Account = { pk: accountKey(accountId), accountId, balance, version: 1, updatedAt: new Date().toISOString(), ...(profile ? { profile } : {}) };
+      await local.documents.send(new PutCommand({ TableName: stateTable, Item: item }));
+      return item;
+    },
+    /** Commits one change (+1 version), as the worker's versioned updates do; returns the new item. */
+    async changeAccount(accountId: string, delta = 1): Promise<Account> {
+      const { Attributes } = await local.documents.send(new UpdateCommand({
+        TableName: stateTable,
+        Key: { pk: accountKey(accountId) },
+        UpdateExpression: 'SET updatedAt = :now ADD balance :delta, version :one',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': new Date().toISOString(), ':delta': delta, ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }));
+      return Attributes as Account;
+    },
+    async deleteAccount(accountId: string): Promise<void> {
+      await local.documents.send(new DeleteCommand({ TableName: stateTable, Key: { pk: accountKey(accountId) } }));
+    },
+  };
+  return fixture;
+}

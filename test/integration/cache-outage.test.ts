@@ -1,0 +1,96 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { startRedis } from '../../local/engines/index.ts';
+import { accountCacheKeys, CACHE_METRICS, encodeAccount, FILL_OUTCOMES, toCachedAccount } from '../../shared/cache/index.ts';
+import { captureOutput, metricTotal } from '../helpers/output.ts';
+import { useCacheFixture, waitFor } from '../helpers/cache-fixture.ts';
+
+const getAccount = (id: string) => ({ rawPath: `/accounts/${id}`, requestContext: { http: { method: 'GET' } } }) as APIGatewayProxyEventV2;
+
+describe('cache: Redis outages', () => {
+  const f = useCacheFixture();
+
+  it('a Redis that accepts connections but never answers: once the breaker opens, reads stop waiting for timeouts', async () => {
+    const sockets: net.Socket[] = [];
+    const server = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const redis = f.client({ url: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`, connectTimeoutMs: 200, commandTimeoutMs: 200 });
+      const cache = f.cache({ redis, breaker: { failureThreshold: 2, openMs: 60_000 } });
+      await f.createAccount('acc-hang', 5);
+      // the first two reads pay the timeouts and open the breaker; callers still get the account
+      for (let i = 0; i < 2; i += 1) assert.deepEqual(pick(await cache.get('acc-hang')), ['bypass', 1]);
+      assert.equal(cache.breakerState, 'open');
+      const startedMs = Date.now();
+      const reads = [];
+      for (let i = 0; i < 20; i += 1) reads.push(pick(await cache.get('acc-hang')));
+      const elapsedMs = Date.now() - startedMs;
+      assert.deepEqual(reads, Array.from({ length: 20 }, () => ['bypass', 1]));
+      assert.ok(elapsedMs < 1_000, `20 reads with the breaker open took ${elapsedMs} ms (a single command timeout is 200 ms)`);
+      redis.disconnect();
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('Redis stopped: reads answer from the table, invalidations are reported; after it returns, replays converge and reconcile finds 0 mismatches', async () => {
+    // GIVEN two cached accounts and a fast breaker
+    const stream = await f.streamReader();
+    const cache = f.cache({ breaker: { failureThreshold: 2, openMs: 200 } });
+    const invalidate = f.invalidator(cache);
+    const api = f.readApi(cache);
+    const v1 = toCachedAccount(await f.createAccount('acc-out-1', 10));
+    await f.createAccount('acc-out-2', 20);
+    assert.deepEqual(await invalidate(await stream.next({ minRecords: 2 })), { batchItemFailures: [] });
+    assert.deepEqual(pick(await cache.get('acc-out-1')), ['miss', 1]);
+    assert.deepEqual(pick(await cache.get('acc-out-1')), ['hit', 1]);
+
+    // WHEN Redis stops and both accounts change
+    await f.local.engines.redis.stop();
+    await f.changeAccount('acc-out-1', 5);
+    await f.changeAccount('acc-out-2', 5);
+    const event = await stream.next({ minRecords: 2 });
+
+    // THEN reads keep answering, from the table, without errors
+    const { value: reads, output } = await captureOutput(async () => {
+      const answers = [];
+      for (let i = 0; i < 10; i += 1) answers.push(pick(await cache.get('acc-out-1')));
+      f.observability.metrics.publishStoredMetrics();
+      return answers;
+    });
+    assert.deepEqual(reads, Array.from({ length: 10 }, () => ['bypass', 2]));
+    assert.equal(metricTotal(output, CACHE_METRICS.fallbacks), 10);
+    assert.equal(metricTotal(output, CACHE_METRICS.breakerTransitions, { reason: 'open' }), 1);
+    const response = await api(getAccount('acc-out-2'));
+    assert.deepEqual([response.statusCode, response.headers?.['x-cache'], JSON.parse(response.body ?? '{}').balance], [200, 'bypass', 25]);
+    // AND the invalidations are reported for the stream to retry
+    const sequenceNumbers = event.Records.map((record) => ({ itemIdentifier: record.dynamodb?.SequenceNumber }));
+    assert.deepEqual(await invalidate(event), { batchItemFailures: sequenceNumbers });
+
+    // WHEN Redis returns on the same port
+    const restarted = await startRedis({ port: f.local.engines.redis.port });
+    try {
+      // a fill of v1 that lands after recovery, before the stream's retry: what a lost invalidation leaves behind
+      const scripts = await f.scripts();
+      assert.equal(await scripts.fill(accountCacheKeys('acc-out-1'), 1, encodeAccount(v1), 60_000), FILL_OUTCOMES.stored);
+      // THEN the stream's retries succeed once the breaker lets calls through again
+      await waitFor('a replayed invalidation to apply', async () => (await invalidate(event)).batchItemFailures.length === 0);
+      assert.deepEqual(await invalidate(event), { batchItemFailures: [] }, 'replaying again changes nothing');
+      assert.deepEqual(pick(await cache.get('acc-out-1')), ['miss', 2]);
+      assert.deepEqual(pick(await cache.get('acc-out-1')), ['hit', 2]);
+      assert.deepEqual(pick(await cache.get('acc-out-2')), ['miss', 2]);
+      assert.equal(cache.breakerState, 'closed');
+      const report = await cache.reconcile({ sample: 100 });
+      assert.deepEqual([report.sampled, report.mismatches, report.mismatchRate], [2, 0, 0]);
+    } finally {
+      await restarted.stop();
+    }
+  });
+});
+
+function pick(read: { source: string; account?: { version: number } | undefined }): [string, number | undefined] {
+  return [read.source, read.account?.version];
+}
