@@ -1,21 +1,146 @@
-import { Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { EnvironmentConfig } from './config.ts';
+import { BallastFunction } from './constructs/ballast-function.ts';
+import { BallastCache } from './constructs/cache.ts';
+import { BallastNetwork } from './constructs/network.ts';
+import { BallastObservability } from './constructs/observability.ts';
+import { QueueWorker } from './constructs/queue-worker.ts';
+import { ReliableQueue } from './constructs/reliable-queue.ts';
 import { BallastTables } from './constructs/tables.ts';
+import { checkIdempotencyWindow } from './constructs/validation.ts';
 
 export interface BallastStackProps extends StackProps {
   readonly config: EnvironmentConfig;
+  /**
+   * Version stamped on the worker's logs and metrics.
+   * @default '0.0.0'
+   */
+  readonly workerVersion?: string;
 }
 
 /** The whole of ballast in one stack per environment. */
 export class BallastStack extends Stack {
   readonly tables: BallastTables;
+  readonly jobs: ReliableQueue;
+  readonly worker: QueueWorker;
+  readonly invalidator: BallastFunction;
+  readonly readApi: BallastFunction;
+  readonly observability: BallastObservability;
 
   constructor(scope: Construct, id: string, props: BallastStackProps) {
     super(scope, id, props);
-    this.tables = new BallastTables(this, 'Tables', {
-      removalPolicy: props.config.removalPolicy,
-      deletionProtection: props.config.deletionProtection,
+    const { config } = props;
+    const workerVersion = props.workerVersion ?? '0.0.0';
+    checkIdempotencyWindow(this, {
+      idempotencyRetention: config.idempotencyRetention,
+      queueRetention: config.queue.retentionPeriod,
+      deadLetterRetention: config.queue.deadLetterRetentionPeriod,
+      replayWindow: config.replayWindow,
     });
+
+    this.tables = new BallastTables(this, 'Tables', { removalPolicy: config.removalPolicy, deletionProtection: config.deletionProtection });
+    const network = new BallastNetwork(this, 'Network', config.network);
+    const cache = new BallastCache(this, 'Cache', {
+      vpc: network.vpc, clientSecurityGroup: network.functionSecurityGroup, removalPolicy: config.removalPolicy,
+    });
+    const inVpc = { vpc: network.vpc, securityGroups: [network.functionSecurityGroup] };
+
+    this.jobs = new ReliableQueue(this, 'Jobs', {
+      consumerTimeout: config.worker.timeout,
+      maxBatchingWindow: config.worker.maxBatchingWindow,
+      maxReceiveCount: config.queue.maxReceiveCount,
+      retentionPeriod: config.queue.retentionPeriod,
+      deadLetterRetentionPeriod: config.queue.deadLetterRetentionPeriod,
+      removalPolicy: config.removalPolicy,
+    });
+    this.worker = new QueueWorker(this, 'Worker', {
+      functionName: 'worker',
+      queue: this.jobs,
+      workerVersion,
+      timeout: config.worker.timeout,
+      memorySize: config.worker.memorySize,
+      batchSize: config.worker.batchSize,
+      maxBatchingWindow: config.worker.maxBatchingWindow,
+      maxConcurrency: config.worker.maxConcurrency,
+      deploymentConfig: config.worker.deploymentConfig,
+      logRetention: config.logRetention,
+      logRemovalPolicy: config.removalPolicy,
+      ...inVpc,
+      environment: {
+        STATE_TABLE_NAME: this.tables.state.tableName,
+        CONTROL_TABLE_NAME: this.tables.control.tableName,
+        PARTNER_API_URL: config.partnerApiUrl,
+        LOCK_LEASE_MS: String(config.worker.lockLease.toMilliseconds()),
+        IDEMPOTENCY_RETENTION_SECONDS: String(config.idempotencyRetention.toSeconds()),
+        BALLAST_CACHE_URL: cache.url,
+        POWERTOOLS_SERVICE_NAME: 'ballast-worker',
+      },
+    });
+    this.tables.state.grantReadWriteData(this.worker.function);
+    this.tables.control.grantReadWriteData(this.worker.function);
+
+    const invalidatorFailures = new Queue(this, 'InvalidatorFailures', {
+      encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: config.queue.deadLetterRetentionPeriod,
+      removalPolicy: config.removalPolicy,
+    });
+    this.invalidator = new BallastFunction(this, 'CacheInvalidator', {
+      functionName: 'cache-invalidator',
+      timeout: config.invalidator.timeout,
+      memorySize: 256,
+      logRetention: config.logRetention,
+      logRemovalPolicy: config.removalPolicy,
+      ...inVpc,
+      environment: { STATE_TABLE_NAME: this.tables.state.tableName, BALLAST_CACHE_URL: cache.url, BALLAST_CACHE_CLUSTER: 'true', POWERTOOLS_SERVICE_NAME: 'ballast-cache-invalidator' },
+    });
+    this.invalidator.addEventSource(new DynamoEventSource(this.tables.state, {
+      startingPosition: StartingPosition.LATEST,
+      batchSize: config.invalidator.batchSize,
+      bisectBatchOnError: true,
+      retryAttempts: config.invalidator.retryAttempts,
+      maxRecordAge: config.invalidator.maxRecordAge,
+      onFailure: new SqsDlq(invalidatorFailures),
+      reportBatchItemFailures: true,
+    }));
+
+    this.readApi = new BallastFunction(this, 'ReadApi', {
+      functionName: 'read-api',
+      timeout: config.readApi.timeout,
+      logRetention: config.logRetention,
+      logRemovalPolicy: config.removalPolicy,
+      ...inVpc,
+      environment: { STATE_TABLE_NAME: this.tables.state.tableName, BALLAST_CACHE_URL: cache.url, BALLAST_CACHE_CLUSTER: 'true', POWERTOOLS_SERVICE_NAME: 'ballast-read-api' },
+    });
+    this.tables.state.grantReadData(this.readApi);
+    const readApiUrl = this.readApi.addFunctionUrl({ authType: config.readApi.authType });
+
+    this.observability = new BallastObservability(this, 'Observability', {
+      environmentName: config.name,
+      jobs: this.jobs,
+      worker: this.worker,
+      workerTimeout: config.worker.timeout,
+      invalidator: this.invalidator,
+      invalidatorFailures,
+      readApi: this.readApi,
+      tables: this.tables,
+      alarms: config.alarms,
+      workerVersion,
+    });
+
+    const outputs: Record<string, string> = {
+      JobsQueueUrl: this.jobs.queue.queueUrl,
+      JobsDeadLetterQueueUrl: this.jobs.deadLetterQueue.queueUrl,
+      StateTableName: this.tables.state.tableName,
+      ControlTableName: this.tables.control.tableName,
+      WorkerFunctionName: this.worker.function.functionName,
+      InvalidatorFailureQueueUrl: invalidatorFailures.queueUrl,
+      ReadApiUrl: readApiUrl.url,
+      CacheUrl: cache.url,
+      AlarmTopicArn: this.observability.topic.topicArn,
+    };
+    for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
   }
 }

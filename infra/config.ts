@@ -1,4 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { LambdaDeploymentConfig, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
+import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
 /** The environments `cdk deploy -c env=<name>` accepts. `local` is what `npm start` runs. */
 export const ENVIRONMENT_NAMES = ['local', 'dev', 'staging', 'prod'] as const;
@@ -7,25 +10,125 @@ export type EnvironmentName = (typeof ENVIRONMENT_NAMES)[number];
 /** Everything that differs between environments, in one typed place. */
 export interface EnvironmentConfig {
   readonly name: EnvironmentName;
-  /** Applied to stateful resources (tables). prod retains them. */
+  /** Applied to stateful resources (tables, queues, logs). prod retains them. */
   readonly removalPolicy: RemovalPolicy;
   /** DynamoDB deletion protection; on in prod. */
   readonly deletionProtection: boolean;
-  /** How long an idempotency record is kept after completion. */
+  readonly worker: {
+    readonly timeout: Duration;
+    readonly memorySize: number;
+    readonly batchSize: number;
+    readonly maxBatchingWindow: Duration;
+    /** Concurrent invocations of the SQS mapping. */
+    readonly maxConcurrency: number;
+    /** Lease of a claim and lock; heartbeats extend it. */
+    readonly lockLease: Duration;
+    readonly deploymentConfig: ILambdaDeploymentConfig;
+  };
+  readonly queue: {
+    readonly maxReceiveCount: number;
+    readonly retentionPeriod: Duration;
+    readonly deadLetterRetentionPeriod: Duration;
+  };
+  /** How long completed jobs suppress duplicates; must outlive queue + DLQ retention + replayWindow. */
   readonly idempotencyRetention: Duration;
+  /** How long after leaving the DLQ a message may still be replayed. */
+  readonly replayWindow: Duration;
+  readonly invalidator: {
+    readonly timeout: Duration;
+    readonly batchSize: number;
+    readonly retryAttempts: number;
+    readonly maxRecordAge: Duration;
+  };
+  readonly readApi: {
+    readonly timeout: Duration;
+    readonly authType: FunctionUrlAuthType;
+  };
+  readonly network: {
+    readonly maxAzs: number;
+    /** NAT gateways for the worker's calls to the partner API. */
+    readonly natGateways: number;
+  };
+  /** Base URL of the partner profile API that `account.sync-profile` calls. */
+  readonly partnerApiUrl: string;
+  readonly logRetention: RetentionDays;
+  readonly alarms: {
+    /** Subscribed to the alarm topic when set (also `-c alarmEmail=...`). */
+    readonly email?: string;
+    /** Age of the oldest message before the backlog alarm fires. */
+    readonly oldestMessageAge: Duration;
+    /** Stream iterator age before the invalidation-lag alarm fires. */
+    readonly iteratorAge: Duration;
+    /** Lock-busy retries per 5 minutes before the contention alarm fires. */
+    readonly lockContentionPer5Minutes: number;
+    /** Duplicates suppressed as a percentage of jobs before the duplicate-rate alarm fires. */
+    readonly duplicateRatePercent: number;
+  };
 }
 
+const base: Omit<EnvironmentConfig, 'name'> = {
+  removalPolicy: RemovalPolicy.DESTROY,
+  deletionProtection: false,
+  worker: {
+    timeout: Duration.seconds(30),
+    memorySize: 512,
+    batchSize: 10,
+    maxBatchingWindow: Duration.seconds(0),
+    maxConcurrency: 5,
+    lockLease: Duration.seconds(30),
+    deploymentConfig: LambdaDeploymentConfig.ALL_AT_ONCE,
+  },
+  queue: { maxReceiveCount: 5, retentionPeriod: Duration.days(4), deadLetterRetentionPeriod: Duration.days(14) },
+  idempotencyRetention: Duration.days(35),
+  replayWindow: Duration.days(7),
+  invalidator: { timeout: Duration.seconds(30), batchSize: 100, retryAttempts: 10, maxRecordAge: Duration.hours(1) },
+  readApi: { timeout: Duration.seconds(10), authType: FunctionUrlAuthType.AWS_IAM },
+  network: { maxAzs: 2, natGateways: 1 },
+  partnerApiUrl: 'https://partner.example.com',
+  logRetention: RetentionDays.ONE_MONTH,
+  alarms: {
+    oldestMessageAge: Duration.minutes(15),
+    iteratorAge: Duration.minutes(1),
+    lockContentionPer5Minutes: 50,
+    duplicateRatePercent: 20,
+  },
+};
+
 const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
-  local: { name: 'local', removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false, idempotencyRetention: Duration.days(30) },
-  dev: { name: 'dev', removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false, idempotencyRetention: Duration.days(30) },
-  staging: { name: 'staging', removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false, idempotencyRetention: Duration.days(30) },
-  prod: { name: 'prod', removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, idempotencyRetention: Duration.days(30) },
+  // The local cloud runs the same stack on emulators: short timeouts so demos and tests move fast.
+  local: {
+    ...base,
+    name: 'local',
+    worker: { ...base.worker, timeout: Duration.seconds(10), lockLease: Duration.seconds(10), maxConcurrency: 4 },
+    partnerApiUrl: 'http://127.0.0.1:0',
+  },
+  dev: { ...base, name: 'dev' },
+  staging: {
+    ...base,
+    name: 'staging',
+    worker: { ...base.worker, deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES },
+  },
+  prod: {
+    ...base,
+    name: 'prod',
+    removalPolicy: RemovalPolicy.RETAIN,
+    deletionProtection: true,
+    worker: { ...base.worker, maxConcurrency: 20, deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES },
+    network: { maxAzs: 3, natGateways: 2 },
+    logRetention: RetentionDays.THREE_MONTHS,
+    alarms: { ...base.alarms, oldestMessageAge: Duration.minutes(5) },
+  },
 };
 
 /** The config for `-c env=<name>`; refuses unknown names with the list of valid ones. */
-export function environmentConfig(name: unknown): EnvironmentConfig {
+export function environmentConfig(name: unknown, overrides: { alarmEmail?: string; partnerApiUrl?: string } = {}): EnvironmentConfig {
   if (typeof name !== 'string' || !(ENVIRONMENT_NAMES as readonly string[]).includes(name)) {
     throw new Error(`Unknown environment '${String(name)}': pass -c env=<${ENVIRONMENT_NAMES.join('|')}>.`);
   }
-  return CONFIGS[name as EnvironmentName];
+  const config = CONFIGS[name as EnvironmentName];
+  return {
+    ...config,
+    ...(overrides.partnerApiUrl ? { partnerApiUrl: overrides.partnerApiUrl } : {}),
+    alarms: { ...config.alarms, ...(overrides.alarmEmail ? { email: overrides.alarmEmail } : {}) },
+  };
 }

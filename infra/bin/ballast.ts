@@ -1,11 +1,18 @@
-/** CDK app entry: `npx cdk synth|deploy -c env=<local|dev|staging|prod>`. */
+/** CDK app entry: `npx cdk synth|deploy -c env=<local|dev|staging|prod> [-c alarmEmail=...] [-c partnerApiUrl=...]`. */
 import { App } from 'aws-cdk-lib';
 import { environmentConfig } from '../config.ts';
 import { BallastStack } from '../ballast-stack.ts';
+import { addNagChecks, suppressReviewedFindings } from '../nag-suppressions.ts';
 
 const app = new App();
-const config = environmentConfig(app.node.tryGetContext('env') ?? 'dev');
-new BallastStack(app, `ballast-${config.name}`, {
+const config = environmentConfig(app.node.tryGetContext('env') ?? 'dev', {
+  alarmEmail: app.node.tryGetContext('alarmEmail'),
+  partnerApiUrl: app.node.tryGetContext('partnerApiUrl'),
+});
+const stack = new BallastStack(app, `ballast-${config.name}`, {
   config,
+  workerVersion: app.node.tryGetContext('workerVersion') ?? process.env.npm_package_version ?? '0.0.0',
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
+suppressReviewedFindings(stack);
+addNagChecks(app);

@@ -1,14 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import { BallastStack } from '../../infra/ballast-stack.ts';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { ENVIRONMENT_NAMES, environmentConfig } from '../../infra/config.ts';
+import { synthStack } from '../helpers/infra.ts';
 
-function synth(env: string): Template {
-  const app = new App();
-  return Template.fromStack(new BallastStack(app, `ballast-${env}`, { config: environmentConfig(env) }));
-}
+const synth = (env: string): Template => synthStack(env).template;
 
 describe('BallastTables', () => {
   for (const env of ENVIRONMENT_NAMES) {

@@ -1,0 +1,92 @@
+import { Construct } from 'constructs';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
+import { fileURLToPath } from 'node:url';
+
+/** Absolute path of a Lambda entry file under `functions/`, e.g. `functionEntry('worker')`. */
+export function functionEntry(name: string): string {
+  return fileURLToPath(new URL(`../../functions/${name}/index.ts`, import.meta.url));
+}
+
+/** The repository root, where `package-lock.json` pins what gets bundled. */
+const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface BallastFunctionProps {
+  /** Folder name under `functions/` holding `index.ts` with an exported `handler`. */
+  readonly functionName: string;
+  /** @default Duration.seconds(30) */
+  readonly timeout?: Duration;
+  /** @default 512 */
+  readonly memorySize?: number;
+  /** @default {} */
+  readonly environment?: Record<string, string>;
+  /** @default - not in a VPC */
+  readonly vpc?: IVpc;
+  /** @default - the VPC's private subnets */
+  readonly vpcSubnets?: SubnetSelection;
+  /** @default - none */
+  readonly securityGroups?: ISecurityGroup[];
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** @default RemovalPolicy.DESTROY */
+  readonly logRemovalPolicy?: RemovalPolicy;
+}
+
+/**
+ * Every ballast function is built the same way: Node.js 24 on arm64, bundled by the local esbuild
+ * (never Docker) as minified ESM with source maps, the AWS SDK bundled in (pinned by the lock file,
+ * not whatever the runtime ships), X-Ray tracing, JSON logs in a log group with a retention.
+ * The execution role's own statement writes only to that log group (no account-wide
+ * `AWSLambdaBasicExecutionRole`); functions in a VPC also get `AWSLambdaVPCAccessExecutionRole`
+ * for their ENIs, which AWS maintains and which carries the basic logs actions too.
+ */
+export class BallastFunction extends NodejsFunction {
+  /** The execution role; grants on the function land in its default policy. */
+  readonly executionRole: Role;
+
+  constructor(scope: Construct, id: string, props: BallastFunctionProps) {
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.DESTROY,
+    });
+    const role = new Role(scope, `${id}ServiceRole`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      managedPolicies: props.vpc ? [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole')] : [],
+    });
+    logGroup.grantWrite(role);
+    super(scope, id, {
+      entry: functionEntry(props.functionName),
+      handler: 'handler',
+      projectRoot,
+      depsLockFilePath: `${projectRoot}package-lock.json`,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      timeout: props.timeout ?? Duration.seconds(30),
+      memorySize: props.memorySize ?? 512,
+      tracing: Tracing.ACTIVE,
+      loggingFormat: LoggingFormat.JSON,
+      logGroup,
+      role,
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      vpc: props.vpc,
+      vpcSubnets: props.vpc ? props.vpcSubnets : undefined,
+      securityGroups: props.securityGroups,
+      bundling: {
+        forceDockerBundling: false,
+        format: OutputFormat.ESM,
+        target: 'node24',
+        minify: true,
+        sourceMap: true,
+        externalModules: [],
+        mainFields: ['module', 'main'],
+        // CommonJS dependencies call require() on built-ins; give the ESM bundle one.
+        banner: "import { createRequire as __ballastCreateRequire } from 'node:module'; const require = __ballastCreateRequire(import.meta.url);",
+      },
+    });
+    this.executionRole = role;
+  }
+}

@@ -1,0 +1,227 @@
+import { Construct } from 'constructs';
+import { Duration } from 'aws-cdk-lib';
+import { AlarmStatusWidget, ComparisonOperator, TreatMissingData, type Dashboard, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { BillingMode } from 'aws-cdk-lib/aws-dynamodb';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import { DefaultDashboardFactory, MonitoringFacade, SnsAlarmActionStrategy } from 'cdk-monitoring-constructs';
+import type { EnvironmentConfig } from '../config.ts';
+import type { ReliableQueue } from './reliable-queue.ts';
+import type { QueueWorker } from './queue-worker.ts';
+import type { BallastTables } from './tables.ts';
+import { BallastConfigError } from './validation.ts';
+import { BALLAST_NAMESPACE, alarmRunbook, segments } from './observability/index.ts';
+
+export interface BallastObservabilityProps {
+  /** Names the dashboard (`ballast-<name>`), the alarms' prefix and the runbook commands' `--env`. */
+  readonly environmentName: string;
+  readonly jobs: ReliableQueue;
+  readonly worker: QueueWorker;
+  readonly workerTimeout: Duration;
+  readonly invalidator: IFunction;
+  readonly invalidatorFailures: IQueue;
+  readonly readApi: IFunction;
+  readonly tables: BallastTables;
+  readonly alarms: EnvironmentConfig['alarms'];
+  /**
+   * The worker version this stack deploys (its `WORKER_VERSION`). The duplicate-rate alarm watches
+   * this version's EMF series: a ratio of two series cannot use SEARCH or Metrics Insights in an alarm.
+   * @default '0.0.0' - the stack's own default version
+   */
+  readonly workerVersion?: string;
+  /**
+   * The worker's POWERTOOLS_SERVICE_NAME, the `service` dimension of its EMF metrics.
+   * @default 'ballast-worker'
+   */
+  readonly workerServiceName?: string;
+  /**
+   * Read API 5xx responses per 5 minutes at which its error alarm fires.
+   * @default 5
+   */
+  readonly readApiServerErrorsPer5Minutes?: number;
+}
+
+const defaults = {
+  workerVersion: '0.0.0',
+  workerServiceName: 'ballast-worker',
+  readApiServerErrorsPer5Minutes: 5,
+} as const;
+
+/** Custom tag on the facade alarms that also roll back a worker deployment (DLQ not empty, p99 duration). */
+export const ROLLBACK_TAG = 'ballast:rollback';
+
+/**
+ * Everything an operator watches for one environment: one CloudWatch dashboard (`ballast-<env>`)
+ * and the alarms, all notifying `topic` on ALARM and OK. Built on cdk-monitoring-constructs'
+ * facade; the EMF graphs split by worker version (and reason) through SEARCH, so a new version
+ * appears without a deployment. The DLQ and p99-duration alarms also roll back a worker canary.
+ *
+ * @example
+ * const observability = new BallastObservability(this, 'Observability', {
+ *   environmentName: 'prod', jobs, worker, workerTimeout: Duration.seconds(30), invalidator,
+ *   invalidatorFailures, readApi, tables, alarms: config.alarms, workerVersion: '1.4.0',
+ * });
+ * new CfnOutput(this, 'AlarmTopicArn', { value: observability.topic.topicArn });
+ */
+export class BallastObservability extends Construct {
+  /** Receives every alarm's ALARM and OK notifications; `alarms.email` is subscribed when set. */
+  readonly topic: Topic;
+  /** The environment's dashboard, named `ballast-<env>`. */
+  readonly dashboard: Dashboard;
+  /** Every alarm of the environment, the worker's own errors alarm included. */
+  readonly alarms: IAlarm[];
+
+  constructor(scope: Construct, id: string, props: BallastObservabilityProps) {
+    super(scope, id);
+    const readApiServerErrorsPer5Minutes = props.readApiServerErrorsPer5Minutes ?? defaults.readApiServerErrorsPer5Minutes;
+    this.validate(props, readApiServerErrorsPer5Minutes);
+    const env = props.environmentName;
+    const worker = {
+      service: props.workerServiceName ?? defaults.workerServiceName,
+      workerVersion: props.workerVersion ?? defaults.workerVersion,
+    };
+    const runbook = alarmRunbook({
+      environmentName: env,
+      oldestMessageAgeSeconds: props.alarms.oldestMessageAge.toSeconds(),
+      workerTimeoutSeconds: props.workerTimeout.toSeconds(),
+      iteratorAgeSeconds: props.alarms.iteratorAge.toSeconds(),
+      lockContentionPer5Minutes: props.alarms.lockContentionPer5Minutes,
+      duplicateRatePercent: props.alarms.duplicateRatePercent,
+      readApiServerErrorsPer5Minutes,
+      workerVersion: worker.workerVersion,
+    });
+
+    this.topic = new Topic(this, 'Alarms', { displayName: `ballast ${env} alarms`, enforceSSL: true });
+    if (props.alarms.email) this.topic.addSubscription(new EmailSubscription(props.alarms.email));
+
+    const dashboards = new DefaultDashboardFactory(this, 'Dashboards', {
+      dashboardNamePrefix: `ballast-${env}`,
+      createDashboard: true,
+      createSummaryDashboard: false,
+      createAlarmDashboard: false,
+    });
+    const facade = new MonitoringFacade(this, 'Monitoring', {
+      metricFactoryDefaults: { namespace: BALLAST_NAMESPACE, period: Duration.minutes(1) },
+      alarmFactoryDefaults: {
+        alarmNamePrefix: `ballast-${env}`,
+        actionsEnabled: true,
+        action: new SnsAlarmActionStrategy({ onAlarmTopic: this.topic, onOkTopic: this.topic }),
+        datapointsToAlarm: 1,
+      },
+      dashboardFactory: dashboards,
+    });
+    const quietWhenMissing = { treatMissingDataOverride: TreatMissingData.NOT_BREACHING };
+    const atOrAbove = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
+
+    facade
+      .addLargeHeader(`ballast ${env}`)
+      .monitorSqsQueueWithDlq({
+        queue: props.jobs.queue,
+        deadLetterQueue: props.jobs.deadLetterQueue,
+        humanReadableName: 'Jobs queue',
+        alarmFriendlyName: 'JobsQueue',
+        addQueueMaxMessageAgeAlarm: {
+          Critical: { ...quietWhenMissing, maxAgeInSeconds: props.alarms.oldestMessageAge.toSeconds(), comparisonOperatorOverride: atOrAbove, alarmDescriptionOverride: runbook.oldestMessageAge },
+        },
+        addDeadLetterQueueMaxSizeAlarm: {
+          Critical: { ...quietWhenMissing, maxMessageCount: 0, alarmDescriptionOverride: runbook.deadLetters },
+        },
+        // Rolls a canary back on *new* dead letters only: old ones waiting for replay must not
+        // block every deployment for up to 14 days.
+        addDeadLetterQueueMaxIncomingMessagesAlarm: {
+          Rollback: {
+            ...quietWhenMissing, maxIncomingMessagesCount: 0, customTags: [ROLLBACK_TAG],
+            alarmDescriptionOverride: `New messages are arriving in the dead-letter queue (during a deployment this rolls the new version back). ${runbook.deadLetters}`,
+          },
+        },
+      })
+      .monitorCustom(segments.workerDeliveries({
+        queue: props.jobs.queue, alias: props.worker.alias, functionName: props.worker.function.functionName, timeout: props.workerTimeout,
+      }))
+      .monitorLambdaFunction({
+        lambdaFunction: props.worker.alias,
+        humanReadableName: 'Worker (live alias)',
+        alarmFriendlyName: 'Worker',
+        isIterator: false,
+        addLatencyP99Alarm: {
+          Critical: {
+            ...quietWhenMissing,
+            maxLatency: Duration.millis(Math.floor((props.workerTimeout.toMilliseconds() * segments.DURATION_ALARM_PERCENT_OF_TIMEOUT) / 100)),
+            comparisonOperatorOverride: atOrAbove,
+            // 2 of 3 minutes: one slow minute alone does not roll a canary back.
+            datapointsToAlarm: 2,
+            evaluationPeriods: 3,
+            alarmDescriptionOverride: runbook.durationP99,
+            customTags: [ROLLBACK_TAG],
+          },
+        },
+        addThrottlesCountAlarm: {
+          Critical: { ...quietWhenMissing, maxErrorCount: 0, period: segments.FIVE_MINUTES, alarmDescriptionOverride: runbook.throttles },
+        },
+      })
+      .monitorCustom(segments.jobsByVersion({
+        worker, duplicateRatePercent: props.alarms.duplicateRatePercent, duplicateRateDescription: runbook.duplicateRate,
+      }))
+      .monitorCustom(segments.locks({
+        lockContentionPer5Minutes: props.alarms.lockContentionPer5Minutes, lockContentionDescription: runbook.lockContention,
+      }))
+      .monitorLambdaFunction({
+        lambdaFunction: props.invalidator,
+        humanReadableName: 'Cache invalidator (state table stream)',
+        alarmFriendlyName: 'Invalidator',
+        isIterator: true,
+        addMaxIteratorAgeAlarm: {
+          Critical: { ...quietWhenMissing, maxAgeInMillis: props.alarms.iteratorAge.toMilliseconds(), comparisonOperatorOverride: atOrAbove, alarmDescriptionOverride: runbook.iteratorAge },
+        },
+      })
+      .monitorSqsQueue({
+        queue: props.invalidatorFailures,
+        humanReadableName: 'Cache invalidator on-failure queue',
+        alarmFriendlyName: 'InvalidatorFailures',
+        addQueueMaxSizeAlarm: { Critical: { ...quietWhenMissing, maxMessageCount: 0, alarmDescriptionOverride: runbook.invalidatorFailures } },
+      })
+      .monitorCustom(segments.cache())
+      .monitorLambdaFunction({ lambdaFunction: props.readApi, humanReadableName: 'Read API', alarmFriendlyName: 'ReadApiFunction', isIterator: false })
+      .monitorCustom(segments.readApiResponses({
+        readApi: props.readApi, serverErrorsPer5Minutes: readApiServerErrorsPer5Minutes, serverErrorsDescription: runbook.readApiErrors,
+      }))
+      .monitorDynamoTable({ table: props.tables.state, billingMode: BillingMode.PAY_PER_REQUEST, humanReadableName: 'State table', alarmFriendlyName: 'StateTable' })
+      .monitorDynamoTable({ table: props.tables.control, billingMode: BillingMode.PAY_PER_REQUEST, humanReadableName: 'Control table (idempotency and locks)', alarmFriendlyName: 'ControlTable' });
+
+    // The worker's errors alarm already rolls deployments back; it only needs the notifications.
+    const notify = new SnsAction(this.topic);
+    props.worker.errorsAlarm.addAlarmAction(notify);
+    props.worker.errorsAlarm.addOkAction(notify);
+    for (const rollback of facade.createdAlarmsWithTag(ROLLBACK_TAG)) props.worker.deploymentGroup.addAlarm(rollback.alarm);
+
+    this.alarms = [...facade.createdAlarms().map((created) => created.alarm), props.worker.errorsAlarm];
+    facade.addWidget(new AlarmStatusWidget({ title: `Alarms (ballast-${env})`, alarms: this.alarms, width: 24, height: 4 }));
+
+    const dashboard = dashboards.dashboard;
+    if (!dashboard) throw new BallastConfigError(this, 'the monitoring facade created no dashboard: keep createDashboard: true.');
+    this.dashboard = dashboard;
+  }
+
+  private validate(props: BallastObservabilityProps, readApiServerErrorsPer5Minutes: number): void {
+    const { alarms } = props;
+    if (!(alarms.duplicateRatePercent > 0 && alarms.duplicateRatePercent <= 100)) {
+      throw new BallastConfigError(this, `alarms.duplicateRatePercent ${alarms.duplicateRatePercent} is outside (0, 100]: `
+        + 'give the percentage of jobs seen that may be duplicates before the alarm fires, e.g. 20.');
+    }
+    for (const [name, value] of [['alarms.lockContentionPer5Minutes', alarms.lockContentionPer5Minutes], ['readApiServerErrorsPer5Minutes', readApiServerErrorsPer5Minutes]] as const) {
+      if (!Number.isInteger(value) || value < 1) {
+        throw new BallastConfigError(this, `${name} ${value} is not a whole number of at least 1: an alarm at 0 would fire on every evaluation.`);
+      }
+    }
+    for (const [name, value] of [['alarms.oldestMessageAge', alarms.oldestMessageAge], ['alarms.iteratorAge', alarms.iteratorAge]] as const) {
+      if (value.toSeconds() < 1) throw new BallastConfigError(this, `${name} (${value.toSeconds()} s) must be at least 1 second.`);
+    }
+    if (alarms.oldestMessageAge.toSeconds() >= props.jobs.retentionPeriod.toSeconds()) {
+      throw new BallastConfigError(this, `alarms.oldestMessageAge (${alarms.oldestMessageAge.toSeconds()} s) is not below the jobs queue's `
+        + `retention (${props.jobs.retentionPeriod.toSeconds()} s): messages would be dropped before the alarm fires; lower it.`);
+    }
+  }
+}

@@ -1,0 +1,120 @@
+import { Construct } from 'constructs';
+import { Duration, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Queue, QueueEncryption, RedrivePermission, type DeadLetterQueue } from 'aws-cdk-lib/aws-sqs';
+import { BallastConfigError } from './validation.ts';
+
+/** maxReceiveCount below this turns brief throttling into dead letters. */
+export const MIN_MAX_RECEIVE_COUNT = 5;
+/** AWS's rule of thumb for Lambda consumers: visibility ≥ 6 × function timeout + batching window. */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+export interface ReliableQueueProps {
+  /**
+   * Timeout of the function that consumes the queue; the visibility timeout is derived from it.
+   */
+  readonly consumerTimeout: Duration;
+  /**
+   * The consumer's event source mapping batching window.
+   * @default Duration.seconds(0)
+   */
+  readonly maxBatchingWindow?: Duration;
+  /**
+   * Visibility timeout. Refused when below 6 × `consumerTimeout` + `maxBatchingWindow`, because a
+   * message would reappear (and run twice) while its first delivery is still being processed.
+   * @default - 6 × consumerTimeout + maxBatchingWindow
+   */
+  readonly visibilityTimeout?: Duration;
+  /**
+   * Receives before SQS moves a message to the DLQ. At least 5.
+   * @default 5
+   */
+  readonly maxReceiveCount?: number;
+  /**
+   * FIFO queue (and FIFO DLQ); names get the `.fifo` suffix, content-based deduplication is off
+   * (producers set deduplication ids).
+   * @default false
+   */
+  readonly fifo?: boolean;
+  /**
+   * How long a message may wait in the queue.
+   * @default Duration.days(4)
+   */
+  readonly retentionPeriod?: Duration;
+  /**
+   * How long a dead letter is kept; must be longer than `retentionPeriod`, so a message is never
+   * dropped by the DLQ before the source would have dropped it.
+   * @default Duration.days(14)
+   */
+  readonly deadLetterRetentionPeriod?: Duration;
+  /**
+   * @default QueueEncryption.SQS_MANAGED
+   */
+  readonly encryption?: QueueEncryption;
+  /**
+   * @default RemovalPolicy.DESTROY
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/**
+ * A queue and its DLQ built the way a Lambda consumer needs them: same type, longer DLQ retention,
+ * redrive allowed only from this queue, TLS enforced, encrypted, a visibility timeout derived from
+ * the consumer's timeout, and maxReceiveCount ≥ 5. Invalid combinations are refused at synth.
+ */
+export class ReliableQueue extends Construct {
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+  readonly maxReceiveCount: number;
+  readonly retentionPeriod: Duration;
+  readonly deadLetterRetentionPeriod: Duration;
+
+  constructor(scope: Construct, id: string, props: ReliableQueueProps) {
+    super(scope, id);
+    const window = props.maxBatchingWindow ?? Duration.seconds(0);
+    const minimumVisibilitySeconds = VISIBILITY_TIMEOUT_FACTOR * props.consumerTimeout.toSeconds() + window.toSeconds();
+    const visibility = props.visibilityTimeout ?? Duration.seconds(minimumVisibilitySeconds);
+    if (visibility.toSeconds() < minimumVisibilitySeconds) {
+      throw new BallastConfigError(this, `visibilityTimeout ${visibility.toSeconds()} s is below 6 × consumer timeout `
+        + `(${props.consumerTimeout.toSeconds()} s) + batching window (${window.toSeconds()} s) = ${minimumVisibilitySeconds} s: `
+        + `raise visibilityTimeout to at least ${minimumVisibilitySeconds} s, or leave it unset to derive it.`);
+    }
+    if (visibility.toSeconds() > 43_200) {
+      throw new BallastConfigError(this, `visibilityTimeout ${visibility.toSeconds()} s exceeds SQS's 12 hours: lower the consumer timeout.`);
+    }
+    this.maxReceiveCount = props.maxReceiveCount ?? MIN_MAX_RECEIVE_COUNT;
+    if (!Number.isInteger(this.maxReceiveCount) || this.maxReceiveCount < MIN_MAX_RECEIVE_COUNT) {
+      throw new BallastConfigError(this, `maxReceiveCount ${this.maxReceiveCount} is below ${MIN_MAX_RECEIVE_COUNT}: `
+        + `set maxReceiveCount to ${MIN_MAX_RECEIVE_COUNT} or more, so throttling and brief outages are retried rather than dead-lettered.`);
+    }
+    this.retentionPeriod = props.retentionPeriod ?? Duration.days(4);
+    this.deadLetterRetentionPeriod = props.deadLetterRetentionPeriod ?? Duration.days(14);
+    if (this.deadLetterRetentionPeriod.toSeconds() <= this.retentionPeriod.toSeconds()) {
+      throw new BallastConfigError(this, `deadLetterRetentionPeriod (${this.deadLetterRetentionPeriod.toDays()} days) must be longer than `
+        + `retentionPeriod (${this.retentionPeriod.toDays()} days): raise deadLetterRetentionPeriod (SQS allows up to 14 days).`);
+    }
+
+    const common = {
+      fifo: props.fifo ? true : undefined,
+      encryption: props.encryption ?? QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+    };
+    // The source queue gets a fixed name so the DLQ's redrive allow policy can name its ARN
+    // without a reference (queue → DLQ → queue would be a dependency cycle).
+    const queueName = `${Names.uniqueResourceName(this, { maxLength: 70, separator: '-' })}${props.fifo ? '.fifo' : ''}`;
+    const queueArn = Stack.of(this).formatArn({ service: 'sqs', resource: queueName });
+    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+      ...common,
+      retentionPeriod: this.deadLetterRetentionPeriod,
+      redriveAllowPolicy: { redrivePermission: RedrivePermission.BY_QUEUE, sourceQueues: [Queue.fromQueueArn(this, 'Source', queueArn)] },
+    });
+    const deadLetterQueue: DeadLetterQueue = { queue: this.deadLetterQueue, maxReceiveCount: this.maxReceiveCount };
+    this.queue = new Queue(this, 'Queue', {
+      ...common,
+      queueName,
+      visibilityTimeout: visibility,
+      retentionPeriod: this.retentionPeriod,
+      deadLetterQueue,
+    });
+  }
+}

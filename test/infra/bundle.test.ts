@@ -1,0 +1,70 @@
+/**
+ * The one infrastructure test that bundles: the worker is built exactly as the stack builds it
+ * (BallastFunction → NodejsFunction → local esbuild), then the bundle is imported the way the
+ * Lambda runtime would import it.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { App, Stack } from 'aws-cdk-lib';
+import { BallastFunction } from '../../infra/constructs/ballast-function.ts';
+
+/** What the worker reads at cold start; dummy values, nothing is called. */
+const WORKER_ENV = {
+  STATE_TABLE_NAME: 'state-table',
+  CONTROL_TABLE_NAME: 'control-table',
+  DEAD_LETTER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/dlq',
+  PARTNER_API_URL: 'https://partner.example.com',
+  WORKER_VERSION: 'bundle-test',
+};
+
+describe('worker bundle', () => {
+  let outdir: string;
+  let bundleDir: string;
+  const savedDocker = process.env.CDK_DOCKER;
+
+  before(() => {
+    // GIVEN an app that bundles, where any attempt to fall back to Docker fails
+    process.env.CDK_DOCKER = '/nonexistent/docker-is-not-allowed';
+    outdir = mkdtempSync(join(tmpdir(), 'ballast-bundle-'));
+    const app = new App({ outdir });
+    const stack = new Stack(app, 'Bundle', { env: { account: '123456789012', region: 'eu-west-1' } });
+    new BallastFunction(stack, 'Worker', { functionName: 'worker' });
+    // WHEN it is synthesized
+    app.synth();
+    const assets = readdirSync(outdir).filter((name) => name.startsWith('asset.') && existsSync(join(outdir, name, 'index.mjs')));
+    assert.equal(assets.length, 1, `one bundled asset expected, found ${assets.join(', ')}`);
+    bundleDir = join(outdir, assets[0]!);
+  });
+
+  after(() => {
+    if (savedDocker === undefined) delete process.env.CDK_DOCKER;
+    else process.env.CDK_DOCKER = savedDocker;
+    if (outdir) rmSync(outdir, { recursive: true, force: true });
+  });
+
+  it('is one minified ESM file with a source map, built by the local esbuild', () => {
+    // THEN
+    const code = readFileSync(join(bundleDir, 'index.mjs'), 'utf8');
+    const lines = code.split('\n').filter((line) => line.trim() !== '');
+    // Readable output averages well under 100 characters a line; minified output runs to thousands.
+    assert.ok(code.length / lines.length > 1_000, `not minified: ${lines.length} lines for ${code.length} characters`);
+    assert.match(code, /^import \{ createRequire as __ballastCreateRequire \} from 'node:module';/, 'the createRequire banner comes first');
+    assert.match(code, /\/\/# sourceMappingURL=index\.mjs\.map\s*$/);
+    const map = JSON.parse(readFileSync(join(bundleDir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    assert.ok(map.sources.some((source) => source.endsWith('functions/worker/index.ts')), 'the map points at the TypeScript sources');
+    assert.deepEqual(readdirSync(bundleDir).sort(), ['index.mjs', 'index.mjs.map']);
+  });
+
+  it('loads with the worker environment and exports a handler function', async () => {
+    // GIVEN the worker's environment
+    Object.assign(process.env, WORKER_ENV);
+    // WHEN the bundle is imported the way the runtime imports index.mjs
+    const bundle = (await import(pathToFileURL(join(bundleDir, 'index.mjs')).href)) as { handler?: unknown };
+    // THEN
+    assert.equal(typeof bundle.handler, 'function');
+  });
+});

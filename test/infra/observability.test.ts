@@ -1,0 +1,303 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Duration, Stack, type CfnElement } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import type { IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
+import type { EnvironmentConfig } from '../../infra/config.ts';
+import { duplicateRatePercent, searchByVersion } from '../../infra/constructs/observability/index.ts';
+import { synthStack } from '../helpers/infra.ts';
+
+type Resource = { Type: string; Properties: Record<string, any> };
+type Synth = ReturnType<typeof synthStack>;
+
+const logicalId = (stack: Stack, element: unknown): string => stack.resolve((element as CfnElement).logicalId) as string;
+
+/** The dashboard body as one string: literal parts as they are, references as their JSON. */
+function dashboardBody(template: Template): string {
+  const [dashboard] = Object.values(template.findResources('AWS::CloudWatch::Dashboard')) as Resource[];
+  assert.ok(dashboard, 'no dashboard in the template');
+  const parts = dashboard.Properties.DashboardBody['Fn::Join'][1] as unknown[];
+  return parts.map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
+}
+
+/** The CloudFormation properties of `alarm`, found by the reference its name resolves to. */
+function alarmProps({ stack, template }: Synth, alarm: IAlarm): Record<string, any> {
+  const name = stack.resolve(alarm.alarmName) as string | { Ref: string };
+  const alarms = template.findResources('AWS::CloudWatch::Alarm') as Record<string, Resource>;
+  const found = typeof name === 'string'
+    ? Object.values(alarms).find((resource) => resource.Properties.AlarmName === name)
+    : alarms[name.Ref];
+  assert.ok(found, `alarm ${JSON.stringify(name)} not in the template`);
+  return found.Properties;
+}
+
+/** The environment's alarm whose name ends with `suffix` (facade naming: ballast-<env>-<friendly name>-<kind>-Critical). */
+function alarmBySuffix(synth: Synth, suffix: string): { alarm: IAlarm; props: Record<string, any> } {
+  for (const alarm of synth.stack.observability.alarms) {
+    const props = alarmProps(synth, alarm);
+    if (typeof props.AlarmName === 'string' && props.AlarmName.endsWith(suffix)) return { alarm, props };
+  }
+  assert.fail(`no alarm named *${suffix}`);
+}
+
+/** The single metric (namespace, name, dimensions, stat, period) an alarm watches. */
+function watched(props: Record<string, any>) {
+  const [query] = props.Metrics as Array<Record<string, any>>;
+  const stat = query?.MetricStat;
+  return { namespace: stat.Metric.Namespace, metricName: stat.Metric.MetricName, dimensions: stat.Metric.Dimensions, stat: stat.Stat, period: stat.Period };
+}
+
+const dev = synthStack('dev');
+const devTopic = { Ref: logicalId(dev.stack, dev.stack.observability.topic.node.defaultChild) };
+const devConfig = (adjust: (alarms: EnvironmentConfig['alarms']) => EnvironmentConfig['alarms']) =>
+  (config: EnvironmentConfig): EnvironmentConfig => ({ ...config, alarms: adjust(config.alarms) });
+
+describe('BallastObservability: dashboard', () => {
+  const body = dashboardBody(dev.template);
+
+  it('one dashboard per environment, named ballast-<env>', () => {
+    // GIVEN/WHEN dev and prod are synthesized
+    // THEN
+    dev.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    dev.template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'ballast-dev' });
+    synthStack('prod').template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'ballast-prod' });
+  });
+
+  it('shows queue depth, oldest message age, receive vs delete rate and DLQ depth', () => {
+    const { stack } = dev;
+    const onQueue = (metric: string, queueName: string) => `"AWS/SQS","${metric}","QueueName","${JSON.stringify(stack.resolve(queueName))}"`;
+    for (const metric of ['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'NumberOfMessagesReceived', 'NumberOfMessagesDeleted']) {
+      assert.ok(body.includes(onQueue(metric, stack.jobs.queue.queueName)), `${metric} of the jobs queue`);
+    }
+    assert.ok(body.includes(onQueue('ApproximateNumberOfMessagesVisible', stack.jobs.deadLetterQueue.queueName)), 'DLQ depth');
+    for (const title of ['Message Count', 'Oldest Message Age', 'Jobs queue: receives vs deletes (gap = redeliveries)', 'DLQ: Message Count']) {
+      assert.ok(body.includes(`"title":"${title}"`), `widget "${title}"`);
+    }
+  });
+
+  it('shows worker duration p99 per executed version against an annotation at the timeout', () => {
+    // GIVEN dev's worker timeout of 30 s
+    assert.match(body, /"title":"Worker duration p99 vs timeout"/);
+    assert.match(body, /\{"value":30000,"label":"Timeout \(30 s\)"/);
+    assert.match(body, /SEARCH\('\{AWS\/Lambda,ExecutedVersion,FunctionName,Resource\} FunctionName=\\".*?\\" MetricName=\\"Duration\\"', 'p99', 60\)/);
+  });
+
+  it('shows worker errors and throttles, and the invalidator stream iterator age', () => {
+    for (const metric of ['Errors', 'Throttles', 'IteratorAge']) {
+      assert.ok(body.includes(`"AWS/Lambda","${metric}"`), `${metric} graphed`);
+    }
+    assert.match(body, /"title":"Iterator"/);
+  });
+
+  it('splits the EMF metrics by worker version with SEARCH, and retries and dead letters by reason', () => {
+    const byVersion = (metric: string) => new RegExp(`SEARCH\\('\\{Ballast,service,workerVersion\\} [^']*MetricName=\\\\"${metric}\\\\"`);
+    for (const metric of ['DuplicatesSuppressed', 'JobsProcessed', 'LockContention', 'LockWaitMs', 'CommitsFenced', 'CacheHits', 'CacheMisses', 'InvalidationLagMs']) {
+      assert.match(body, byVersion(metric), `${metric} split by version`);
+    }
+    for (const metric of ['JobsRetried', 'SentToDlq']) {
+      assert.match(body, new RegExp(`SEARCH\\('\\{Ballast,reason,service,workerVersion\\} MetricName=\\\\"${metric}\\\\"', 'Sum', 60\\)`), `${metric} by reason`);
+    }
+    assert.match(body, /"label":"\$\{PROP\('Dim.reason'\)\} \(v\$\{PROP\('Dim.workerVersion'\)\}\)"/);
+    assert.match(body, /"label":"\$\{PROP\('MetricName'\)\} v\$\{PROP\('Dim.workerVersion'\)\}"/);
+  });
+
+  it('shows duplicates suppressed, lock contention and wait, cache hit ratio and invalidation lag', () => {
+    for (const title of ['Jobs processed and duplicates suppressed', 'Duplicate rate', 'Lock contention by version', 'Lock wait p99',
+      'Cache hit ratio', 'Invalidation lag (commit to tombstone)', 'Jobs retried by reason', 'Jobs sent to the DLQ by reason']) {
+      assert.ok(body.includes(`"title":"${title}"`), `widget "${title}"`);
+    }
+    assert.match(body, /100 \* SUM\(SEARCH\([^)]*CacheHits[^)]*\)\) \/ SUM\(SEARCH\([^)]*CacheHits[^)]*CacheMisses[^)]*CacheFallbacks/);
+  });
+
+  it('lists every alarm in an alarm status widget', () => {
+    const widget = body.slice(body.indexOf('"type":"alarm"'));
+    assert.match(widget, /^"type":"alarm".*"title":"Alarms \(ballast-dev\)","alarms":\[/);
+    for (const alarm of dev.stack.observability.alarms) {
+      assert.ok(widget.includes(JSON.stringify(dev.stack.resolve(alarm.alarmArn))), `${alarm.node.path} listed`);
+    }
+  });
+});
+
+describe('BallastObservability: alarms', () => {
+  it('every alarm notifies the topic on ALARM and OK, and says what to do first', () => {
+    // GIVEN/WHEN dev is synthesized
+    const { alarms } = dev.stack.observability;
+    // THEN the ten alarms of the brief plus the new-dead-letters rollback alarm, the worker's own errors alarm included
+    assert.equal(alarms.length, 11);
+    assert.ok(alarms.includes(dev.stack.worker.errorsAlarm));
+    for (const alarm of alarms) {
+      const props = alarmProps(dev, alarm);
+      assert.deepEqual(props.AlarmActions, [devTopic], `${props.AlarmName} ALARM action`);
+      assert.deepEqual(props.OKActions, [devTopic], `${props.AlarmName} OK action`);
+      assert.ok(props.AlarmDescription, `${props.AlarmName} has a description`);
+      if (alarm !== dev.stack.worker.errorsAlarm) assert.match(props.AlarmDescription, /First: .*`ballast [a-z ]+.*--env dev`/, props.AlarmName);
+    }
+  });
+
+  it('DLQ not empty: visible messages in the jobs DLQ > 0', () => {
+    const { props } = alarmBySuffix(dev, '-JobsQueue-DLQ-Queue-Message-Count-Max-Critical');
+    assert.deepEqual(watched(props), {
+      namespace: 'AWS/SQS', metricName: 'ApproximateNumberOfMessagesVisible', stat: 'Maximum', period: 60,
+      dimensions: [{ Name: 'QueueName', Value: dev.stack.resolve(dev.stack.jobs.deadLetterQueue.queueName) }],
+    });
+    assert.equal(props.ComparisonOperator, 'GreaterThanThreshold');
+    assert.equal(props.Threshold, 0);
+    assert.match(props.AlarmDescription, /ballast dlq list --env dev/);
+  });
+
+  it('age of the oldest message ≥ alarms.oldestMessageAge (15 min in dev, 5 min in prod)', () => {
+    for (const [env, seconds] of [['dev', 900], ['prod', 300]] as const) {
+      const synth = env === 'dev' ? dev : synthStack(env);
+      const { props } = alarmBySuffix(synth, '-JobsQueue-Queue-Message-Age-Max-Critical');
+      assert.equal(watched(props).metricName, 'ApproximateAgeOfOldestMessage');
+      assert.deepEqual(watched(props).dimensions, [{ Name: 'QueueName', Value: synth.stack.resolve(synth.stack.jobs.queue.queueName) }]);
+      assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+      assert.equal(props.Threshold, seconds, env);
+    }
+  });
+
+  it('worker errors: the worker construct\'s own alarm, with the topic added', () => {
+    const props = alarmProps(dev, dev.stack.worker.errorsAlarm);
+    assert.equal(props.MetricName, 'Errors');
+    assert.deepEqual(props.AlarmActions, [devTopic]);
+  });
+
+  it('throttles: worker throttles > 0 in 5 minutes', () => {
+    const { props } = alarmBySuffix(dev, '-Worker-Throttled-Count-Critical');
+    assert.equal(watched(props).metricName, 'Throttles');
+    assert.equal(watched(props).period, 300);
+    assert.equal(props.ComparisonOperator, 'GreaterThanThreshold');
+    assert.equal(props.Threshold, 0);
+  });
+
+  it('p99 duration ≥ 80 % of the worker timeout, on the live alias', () => {
+    const { props } = alarmBySuffix(dev, '-Worker-Latency-P99-Critical');
+    const metric = watched(props);
+    assert.equal(metric.metricName, 'Duration');
+    assert.equal(metric.stat, 'p99');
+    assert.ok(metric.dimensions.some((d: { Name: string }) => d.Name === 'Resource'), 'alias dimension');
+    assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(props.Threshold, 24_000);
+  });
+
+  it('invalidator iterator age ≥ alarms.iteratorAge; its on-failure queue not empty', () => {
+    const { stack, template } = dev;
+    const iterator = alarmBySuffix(dev, '-Invalidator-Iterator-Age-Max-Critical').props;
+    assert.equal(watched(iterator).metricName, 'IteratorAge');
+    assert.deepEqual(watched(iterator).dimensions, [{ Name: 'FunctionName', Value: stack.resolve(stack.invalidator.functionName) }]);
+    assert.equal(iterator.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(iterator.Threshold, 60_000);
+
+    const [mapping] = Object.values(template.findResources('AWS::Lambda::EventSourceMapping', {
+      Properties: { DestinationConfig: Match.anyValue() },
+    })) as Resource[];
+    const failureQueueId = mapping?.Properties.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0];
+    const failures = alarmBySuffix(dev, '-InvalidatorFailures-Queue-Message-Count-Max-Critical').props;
+    assert.deepEqual(watched(failures).dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [failureQueueId, 'QueueName'] } }]);
+    assert.equal(failures.ComparisonOperator, 'GreaterThanThreshold');
+    assert.equal(failures.Threshold, 0);
+  });
+
+  it('lock contention: a Metrics Insights sum over every version, per 5 minutes', () => {
+    const { props } = alarmBySuffix(dev, '-Locks-Contention-Critical');
+    assert.equal(props.Metrics.length, 1);
+    assert.equal(props.Metrics[0].Expression, 'SELECT SUM(LockContention) FROM SCHEMA("Ballast", service, workerVersion)');
+    assert.equal(props.Metrics[0].Period, 300);
+    assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(props.Threshold, 50);
+  });
+
+  it('duplicate rate: DuplicatesSuppressed / (JobsProcessed + DuplicatesSuppressed) × 100 ≥ alarms.duplicateRatePercent', () => {
+    const { props } = alarmBySuffix(dev, '-Jobs-DuplicateRate-Critical');
+    const byId = Object.fromEntries((props.Metrics as Array<Record<string, any>>).map((query) => [query.Id, query]));
+    assert.equal(byId.expr_1?.Expression, '100 * FILL(duplicates, 0) / (FILL(processed, 0) + FILL(duplicates, 0))');
+    assert.equal(byId.duplicates?.MetricStat.Metric.MetricName, 'DuplicatesSuppressed');
+    assert.equal(byId.processed?.MetricStat.Metric.MetricName, 'JobsProcessed');
+    for (const query of [byId.duplicates, byId.processed]) {
+      assert.equal(query?.MetricStat.Metric.Namespace, 'Ballast');
+      assert.deepEqual(query?.MetricStat.Metric.Dimensions.map((d: { Name: string }) => d.Name), ['service', 'workerVersion']);
+      assert.equal(query?.MetricStat.Stat, 'Sum');
+      assert.equal(query?.MetricStat.Period, 300);
+    }
+    assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(props.Threshold, 20);
+  });
+
+  it('read API errors: 5xx answered at its function URL ≥ 5 per 5 minutes', () => {
+    const { props } = alarmBySuffix(dev, '-ReadApi-ServerErrors-Critical');
+    assert.deepEqual(watched(props), {
+      namespace: 'AWS/Lambda', metricName: 'Url5xxCount', stat: 'Sum', period: 300,
+      dimensions: [{ Name: 'FunctionName', Value: dev.stack.resolve(dev.stack.readApi.functionName) }],
+    });
+    assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(props.Threshold, 5);
+  });
+
+  it('the duplicate-rate and contention alarms follow the environment config', () => {
+    // GIVEN a config with other thresholds
+    const synth = synthStack('dev', devConfig((alarms) => ({ ...alarms, duplicateRatePercent: 7, lockContentionPer5Minutes: 12 })));
+    // THEN
+    const duplicates = alarmBySuffix(synth, '-Jobs-DuplicateRate-Critical').props;
+    const contention = alarmBySuffix(synth, '-Locks-Contention-Critical').props;
+    assert.equal(duplicates.Threshold, 7);
+    assert.match(duplicates.AlarmDescription, /reached 7 %/);
+    assert.equal(contention.Threshold, 12);
+    assert.match(contention.AlarmDescription, /^12 or more jobs in 5 minutes/);
+  });
+
+  it('refuses alarm thresholds that cannot work, naming the field', () => {
+    const refuse = (adjust: (alarms: EnvironmentConfig['alarms']) => EnvironmentConfig['alarms'], message: RegExp) =>
+      assert.throws(() => synthStack('dev', devConfig(adjust)), message);
+    refuse((alarms) => ({ ...alarms, duplicateRatePercent: 0 }), /alarms\.duplicateRatePercent 0 is outside \(0, 100\]/);
+    refuse((alarms) => ({ ...alarms, duplicateRatePercent: 120 }), /alarms\.duplicateRatePercent 120 is outside/);
+    refuse((alarms) => ({ ...alarms, lockContentionPer5Minutes: 0 }), /alarms\.lockContentionPer5Minutes 0 is not a whole number of at least 1/);
+    refuse((alarms) => ({ ...alarms, oldestMessageAge: Duration.days(4) }), /alarms\.oldestMessageAge \(345600 s\) is not below the jobs queue's retention/);
+  });
+});
+
+describe('BallastObservability: topic and rollbacks', () => {
+  it('subscribes alarms.email to the topic only when it is set', () => {
+    // GIVEN/WHEN dev without an email
+    dev.template.resourceCountIs('AWS::SNS::Subscription', 0);
+    // GIVEN/WHEN an email is configured
+    const synth = synthStack('dev', devConfig((alarms) => ({ ...alarms, email: 'oncall@example.com' })));
+    // THEN
+    synth.template.resourceCountIs('AWS::SNS::Subscription', 1);
+    synth.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+      TopicArn: { Ref: logicalId(synth.stack, synth.stack.observability.topic.node.defaultChild) },
+    });
+  });
+
+  it('the worker deployment group rolls back on new dead letters and p99 (and its errors alarm), not on old dead letters', () => {
+    const ref = (alarm: IAlarm) => ({ Name: dev.stack.resolve(alarm.alarmName) });
+    const [group] = Object.values(dev.template.findResources('AWS::CodeDeploy::DeploymentGroup')) as Resource[];
+    const listed = group?.Properties.AlarmConfiguration.Alarms as unknown[];
+    assert.equal(group?.Properties.AlarmConfiguration.Enabled, true);
+    for (const alarm of [
+      dev.stack.worker.errorsAlarm,
+      alarmBySuffix(dev, '-JobsQueue-DLQ-Queue-Incoming-Messages-Count-Max-Rollback').alarm,
+      alarmBySuffix(dev, '-Worker-Latency-P99-Critical').alarm,
+    ]) {
+      assert.ok(listed.some((entry) => JSON.stringify(entry) === JSON.stringify(ref(alarm))), `${JSON.stringify(ref(alarm))} listed`);
+    }
+    assert.equal(listed.length, 3, 'a DLQ holding old messages for replay must not block deployments');
+  });
+});
+
+describe('observability metrics', () => {
+  it('the duplicate-rate alarm metric names the version and service it watches', () => {
+    const config = duplicateRatePercent({ service: 'ballast-worker', workerVersion: '1.4.0' }, Duration.minutes(5)).toMetricConfig();
+    const dimensions = Object.values(config.mathExpression?.usingMetrics ?? {}).map((metric) => metric.toMetricConfig().metricStat?.dimensions);
+    assert.deepEqual(dimensions, [
+      [{ name: 'service', value: 'ballast-worker' }, { name: 'workerVersion', value: '1.4.0' }],
+      [{ name: 'service', value: 'ballast-worker' }, { name: 'workerVersion', value: '1.4.0' }],
+    ]);
+  });
+
+  it('a search over several metrics matches any of them, exactly', () => {
+    assert.equal(searchByVersion(['CacheHits', 'CacheMisses'], { statistic: 'p99' }).expression,
+      `SEARCH('{Ballast,service,workerVersion} (MetricName="CacheHits" OR MetricName="CacheMisses")', 'p99', 60)`);
+  });
+});

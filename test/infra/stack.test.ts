@@ -1,0 +1,304 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Duration, Stack, type CfnElement } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import type { BallastCache } from '../../infra/constructs/cache.ts';
+import type { BallastNetwork } from '../../infra/constructs/network.ts';
+import { ENVIRONMENT_NAMES } from '../../infra/config.ts';
+import { synthStack } from '../helpers/infra.ts';
+
+type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+
+/** The logical id of `construct` (or its default child) as synthesized. */
+const idOf = (construct: IConstruct): string => {
+  const cfn = (construct.node.defaultChild ?? construct) as CfnElement;
+  return Stack.of(cfn).resolve(cfn.logicalId) as string;
+};
+
+/** The dev stack, its template and the logical ids the assertions refer to; synthesized once, read by many tests. */
+let devSynth: ReturnType<typeof synthDev> | undefined;
+const dev = () => (devSynth ??= synthDev());
+function synthDev() {
+  const { stack, template } = synthStack('dev');
+  const network = stack.node.findChild('Network') as BallastNetwork;
+  const cache = stack.node.findChild('Cache') as BallastCache;
+  const ids = {
+    state: idOf(stack.tables.state),
+    control: idOf(stack.tables.control),
+    vpc: idOf(network.vpc),
+    functionSecurityGroup: idOf(network.functionSecurityGroup),
+    cacheSecurityGroup: idOf(cache.securityGroup),
+    cache: idOf(cache.cache),
+    privateSubnets: network.vpc.privateSubnets.map(idOf),
+    invalidator: idOf(stack.invalidator),
+    invalidatorFailures: idOf(stack.node.findChild('InvalidatorFailures')),
+    readApi: idOf(stack.readApi),
+    roles: {
+      worker: idOf(stack.worker.function.executionRole),
+      preTrafficCheck: idOf(stack.worker.preTrafficCheck.executionRole),
+      invalidator: idOf(stack.invalidator.executionRole),
+      readApi: idOf(stack.readApi.executionRole),
+    },
+  };
+  return { stack, template, ids, resources: template.toJSON().Resources as Record<string, Resource> };
+}
+
+/** The Allow statements of every IAM policy attached to the role `roleId`. */
+function allowedTo(template: Template, roleId: string): Statement[] {
+  return Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((policy) => policy.Properties.Roles.some((role: unknown) => JSON.stringify(role) === JSON.stringify({ Ref: roleId })))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[])
+    .filter((statement) => statement.Effect === 'Allow');
+}
+const actions = (statement: Statement) => [statement.Action].flat();
+const resources = (statement: Statement) => [statement.Resource].flat().map((r) => JSON.stringify(r));
+/** The actions `roleId` may perform on the table with logical id `tableId` (its ARN, not its stream). */
+function tableActions(template: Template, roleId: string, tableId: string): string[] {
+  const tableArn = JSON.stringify({ 'Fn::GetAtt': [tableId, 'Arn'] });
+  return allowedTo(template, roleId).filter((s) => resources(s).includes(tableArn)).flatMap(actions);
+}
+const WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+describe('BallastStack', () => {
+  describe('tables', () => {
+    it('streams new and old images and keeps PITR on the state table; TTL on the control table; both on-demand', () => {
+      // GIVEN/WHEN
+      const { resources, ids } = dev();
+      const state = resources[ids.state]!.Properties;
+      const control = resources[ids.control]!.Properties;
+      // THEN
+      assert.deepEqual(state.StreamSpecification, { StreamViewType: 'NEW_AND_OLD_IMAGES' });
+      assert.equal(state.Replicas[0].PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled, true);
+      assert.deepEqual(control.TimeToLiveSpecification, { AttributeName: 'expiresAtEpochSeconds', Enabled: true });
+      assert.equal(control.StreamSpecification, undefined, 'nothing consumes control-table changes');
+      for (const table of [state, control]) assert.equal(table.BillingMode, 'PAY_PER_REQUEST');
+    });
+  });
+
+  describe('cache and network', () => {
+    it('runs Valkey Serverless in the private subnets behind its own security group', () => {
+      // GIVEN/WHEN
+      const { resources, ids } = dev();
+      const cache = resources[ids.cache]!;
+      // THEN
+      assert.equal(cache.Type, 'AWS::ElastiCache::ServerlessCache');
+      assert.equal(cache.Properties.Engine, 'valkey');
+      assert.deepEqual(cache.Properties.SubnetIds, ids.privateSubnets.map((id) => ({ Ref: id })));
+      assert.deepEqual(cache.Properties.SecurityGroupIds, [{ 'Fn::GetAtt': [ids.cacheSecurityGroup, 'GroupId'] }]);
+    });
+
+    it('admits only the Lambda security group, on 6379, and lets the cache open no connection', () => {
+      // GIVEN/WHEN
+      const { template, resources, ids } = dev();
+      const group = { 'Fn::GetAtt': [ids.cacheSecurityGroup, 'GroupId'] };
+      // THEN exactly one ingress rule reaches the cache's group
+      const ingress = Object.values(template.findResources('AWS::EC2::SecurityGroupIngress'))
+        .filter((rule) => JSON.stringify(rule.Properties.GroupId) === JSON.stringify(group));
+      assert.deepEqual(ingress.map((rule) => rule.Properties), [{
+        Description: 'ballast functions',
+        IpProtocol: 'tcp',
+        FromPort: 6379,
+        ToPort: 6379,
+        GroupId: group,
+        SourceSecurityGroupId: { 'Fn::GetAtt': [ids.functionSecurityGroup, 'GroupId'] },
+      }]);
+      const cacheGroup = resources[ids.cacheSecurityGroup]!.Properties;
+      assert.equal(cacheGroup.SecurityGroupIngress, undefined);
+      assert.deepEqual(cacheGroup.SecurityGroupEgress.map((rule: { Description: string }) => rule.Description), ['Disallow all traffic']);
+    });
+
+    it('reaches DynamoDB through a gateway endpoint and SQS through a private interface endpoint', () => {
+      // GIVEN/WHEN
+      const { template, ids } = dev();
+      // THEN
+      template.hasResourceProperties('AWS::EC2::VPCEndpoint', {
+        VpcEndpointType: 'Gateway',
+        VpcId: { Ref: ids.vpc },
+        ServiceName: { 'Fn::Join': ['', ['com.amazonaws.', { Ref: 'AWS::Region' }, '.dynamodb']] },
+      });
+      template.hasResourceProperties('AWS::EC2::VPCEndpoint', {
+        VpcEndpointType: 'Interface',
+        ServiceName: 'com.amazonaws.eu-west-1.sqs',
+        PrivateDnsEnabled: true,
+        SubnetIds: ids.privateSubnets.map((id) => ({ Ref: id })),
+      });
+      template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+        FromPort: 443, ToPort: 443, SourceSecurityGroupId: { 'Fn::GetAtt': [ids.functionSecurityGroup, 'GroupId'] },
+      });
+    });
+
+    it('puts the worker, the invalidator and the read API in the private subnets with the Lambda security group', () => {
+      // GIVEN/WHEN
+      const { stack, resources, ids } = dev();
+      // THEN
+      for (const fn of [stack.worker.function, stack.invalidator, stack.readApi]) {
+        assert.deepEqual(resources[idOf(fn)]!.Properties.VpcConfig, {
+          SubnetIds: ids.privateSubnets.map((id) => ({ Ref: id })),
+          SecurityGroupIds: [{ 'Fn::GetAtt': [ids.functionSecurityGroup, 'GroupId'] }],
+        });
+      }
+    });
+  });
+
+  describe('cache invalidator', () => {
+    it('reads the state stream with bisection, bounded retries and age, an on-failure queue and partial failures', () => {
+      // GIVEN/WHEN
+      const { template, ids } = dev();
+      // THEN
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: ids.invalidator },
+        EventSourceArn: { 'Fn::GetAtt': [ids.state, 'StreamArn'] },
+        StartingPosition: 'LATEST',
+        BisectBatchOnFunctionError: true,
+        MaximumRetryAttempts: 10,
+        MaximumRecordAgeInSeconds: 3600,
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [ids.invalidatorFailures, 'Arn'] } } },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+    });
+
+    it('keeps the on-failure queue encrypted, TLS-only and as long as the DLQ', () => {
+      // GIVEN/WHEN
+      const { template, resources, ids } = dev();
+      // THEN
+      assert.equal(resources[ids.invalidatorFailures]!.Properties.SqsManagedSseEnabled, true);
+      assert.equal(resources[ids.invalidatorFailures]!.Properties.MessageRetentionPeriod, Duration.days(14).toSeconds());
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: ids.invalidatorFailures }],
+        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      });
+    });
+  });
+
+  describe('read API', () => {
+    it('serves a Function URL that requires IAM auth', () => {
+      // GIVEN/WHEN
+      const { template, ids } = dev();
+      // THEN
+      template.hasResourceProperties('AWS::Lambda::Url', { AuthType: 'AWS_IAM', TargetFunctionArn: { 'Fn::GetAtt': [ids.readApi, 'Arn'] } });
+    });
+  });
+
+  describe('least privilege', () => {
+    it('lets the read API read the state table but not write it, and nothing of the control table', () => {
+      // GIVEN/WHEN
+      const { template, ids } = dev();
+      const onState = tableActions(template, ids.roles.readApi, ids.state);
+      // THEN
+      assert.ok(onState.includes('dynamodb:GetItem'));
+      assert.deepEqual(onState.filter((a) => WRITES.includes(a)), []);
+      assert.deepEqual(tableActions(template, ids.roles.readApi, ids.control), []);
+    });
+
+    it('lets the worker write both tables', () => {
+      // GIVEN/WHEN
+      const { template, ids } = dev();
+      // THEN
+      for (const table of [ids.state, ids.control]) {
+        const allowed = tableActions(template, ids.roles.worker, table);
+        for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem']) {
+          assert.ok(allowed.includes(action), `worker may ${action} on ${table}`);
+        }
+      }
+    });
+
+    it('lets the invalidator read the state stream but write no table', () => {
+      // GIVEN/WHEN
+      const { template, ids } = dev();
+      const statements = allowedTo(template, ids.roles.invalidator);
+      // THEN
+      const onStream = statements.filter((s) => resources(s).includes(JSON.stringify({ 'Fn::GetAtt': [ids.state, 'StreamArn'] }))).flatMap(actions);
+      assert.ok(onStream.includes('dynamodb:GetRecords'));
+      assert.deepEqual(statements.flatMap(actions).filter((a) => WRITES.includes(a)), []);
+    });
+
+    it('grants no wildcard action, and "*" resources only to the X-Ray actions that cannot be scoped', () => {
+      for (const env of ENVIRONMENT_NAMES) {
+        // GIVEN/WHEN
+        const { template } = synthStack(env);
+        const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+          .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+        // THEN
+        assert.ok(statements.length > 0);
+        assert.deepEqual(statements.flatMap(actions).filter((a) => a.includes('*')), [], `${env}: no dynamodb:* or any other wildcard action`);
+        const unscoped = statements.filter((s) => resources(s).includes('"*"')).flatMap(actions);
+        assert.deepEqual([...new Set(unscoped)].sort(), ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], env);
+      }
+    });
+
+    it('scopes each function\'s own log statement to its log group, without AWSLambdaBasicExecutionRole', () => {
+      // (The VPC functions' AWSLambdaVPCAccessExecutionRole still carries the basic logs actions on "*".)
+      // GIVEN/WHEN
+      const { stack, template, resources } = dev();
+      // THEN
+      for (const fn of [stack.worker.function, stack.worker.preTrafficCheck, stack.invalidator, stack.readApi]) {
+        const roleId = idOf(fn.executionRole);
+        const logGroup = resources[idOf(fn)]!.Properties.LoggingConfig.LogGroup;
+        const logs = allowedTo(template, roleId).filter((s) => actions(s).some((a) => a.startsWith('logs:')));
+        assert.deepEqual(logs.map((s) => [actions(s), s.Resource]), [[['logs:CreateLogStream', 'logs:PutLogEvents'], { 'Fn::GetAtt': [logGroup.Ref, 'Arn'] }]]);
+        assert.doesNotMatch(JSON.stringify(resources[roleId]!.Properties.ManagedPolicyArns ?? []), /AWSLambdaBasicExecutionRole/);
+      }
+    });
+  });
+
+  describe('refusals', () => {
+    it('refuses an idempotency retention that does not outlive queue + DLQ retention + replay window', () => {
+      // GIVEN 4 + 14 + 7 = 25 days of possible redelivery WHEN duplicates are remembered 24 days THEN refused
+      assert.throws(
+        () => synthStack('dev', (c) => ({ ...c, idempotencyRetention: Duration.days(24) })),
+        /ballast-dev: idempotency retention \(24 days\) is shorter than queue retention \+ DLQ retention \+ replay window \(4 \+ 14 \+ 7 = 25 days\): raise idempotencyRetention to at least 25 days/,
+      );
+      // AND a longer replay window breaks the default 35 days the same way
+      assert.throws(
+        () => synthStack('prod', (c) => ({ ...c, replayWindow: Duration.days(20) })),
+        /ballast-prod: idempotency retention \(35 days\) is shorter than .* \(4 \+ 14 \+ 20 = 38 days\)/,
+      );
+      // AND exactly the window is accepted
+      assert.doesNotThrow(() => synthStack('dev', (c) => ({ ...c, idempotencyRetention: Duration.days(25) })));
+    });
+
+    it('refuses a maxReceiveCount below 5 from the environment config', () => {
+      // WHEN/THEN
+      assert.throws(
+        () => synthStack('staging', (c) => ({ ...c, queue: { ...c.queue, maxReceiveCount: 3 } })),
+        /ballast-staging\/Jobs: maxReceiveCount 3 is below 5/,
+      );
+    });
+  });
+
+  describe('per environment', () => {
+    /** DeletionPolicy of the tables, queues, cache and function log groups. */
+    function statefulPolicies(env: string) {
+      const { stack, template } = synthStack(env);
+      const all = template.toJSON().Resources as Record<string, Resource>;
+      const logGroups = [stack.worker.function, stack.worker.preTrafficCheck, stack.invalidator, stack.readApi]
+        .map((fn) => all[idOf(fn)]!.Properties.LoggingConfig.LogGroup.Ref as string);
+      const stateful = Object.entries(all)
+        .filter(([id, r]) => ['AWS::DynamoDB::GlobalTable', 'AWS::SQS::Queue', 'AWS::ElastiCache::ServerlessCache'].includes(r.Type) || logGroups.includes(id));
+      return { stateful, all };
+    }
+
+    it('prod retains every table, queue, cache and function log group, with deletion protection on the tables', () => {
+      // GIVEN/WHEN
+      const { stateful } = statefulPolicies('prod');
+      // THEN
+      assert.equal(stateful.length, 2 + 3 + 1 + 4);
+      for (const [id, resource] of stateful) {
+        assert.equal(resource.DeletionPolicy, 'Retain', id);
+        if (resource.Type === 'AWS::DynamoDB::GlobalTable') assert.equal(resource.Properties.Replicas[0].DeletionProtectionEnabled, true, id);
+      }
+    });
+
+    it('dev deletes them with the stack and has no deletion protection', () => {
+      // GIVEN/WHEN
+      const { stateful } = statefulPolicies('dev');
+      // THEN
+      for (const [id, resource] of stateful) {
+        assert.equal(resource.DeletionPolicy, 'Delete', id);
+        if (resource.Type === 'AWS::DynamoDB::GlobalTable') assert.equal(resource.Properties.Replicas[0].DeletionProtectionEnabled, false, id);
+      }
+    });
+  });
+});
