@@ -1,27 +1,112 @@
 /**
- * `npm start`: runs ballast's local engines and keeps them up until Ctrl-C.
+ * `npm start`: the whole ballast stack — the same CDK app `cdk deploy` ships — on local engines,
+ * with a demo workload and a live progress display, then it keeps running for you to poke.
  *
- * The local cloud (the synthesized stack on these engines, with Lambda semantics and a demo
- * workload) builds on this; today it starts the engines, prints where they listen and how to point
- * an AWS SDK at them, and stops them cleanly on SIGINT/SIGTERM.
+ *   npm start                  engines + local cloud + demo (3,000 jobs over a minute)
+ *   npm start -- --no-demo     engines + local cloud only
+ *   npm start -- --jobs 500 --duration 20 --crash-rate 0.05 --timeout-rate 0.02
+ *
+ * Ctrl-C (or SIGTERM) drains gracefully: polling stops, in-flight invocations finish (unfinished
+ * messages reappear later), then the engines stop and the process exits 0.
  */
-import { engineEnvironment, startEngines, stopOnSignals } from './engines/index.ts';
+import { parseArgs } from 'node:util';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { engineEnvironment, LOCAL_CREDENTIALS, LOCAL_REGION, startEngines } from './engines/index.ts';
+import { startPartnerApi } from './partner-api/server.ts';
+import { startLocalCloud, type LocalCloud } from './cloud/index.ts';
+import { runDemo } from './demo/run.ts';
+import { removeLocalCloudFile, writeLocalCloudFile } from '../shared/discovery/index.ts';
 
-const log = (line: string) => process.stdout.write(`${line}\n`);
-
-log('ballast local: starting engines (DynamoDB Local, fauxqs, redis-server)...');
+const { values: flags } = parseArgs({
+  options: {
+    'no-demo': { type: 'boolean', default: false },
+    jobs: { type: 'string', default: '3000' },
+    duration: { type: 'string', default: '60' },
+    'crash-rate': { type: 'string', default: '0' },
+    'timeout-rate': { type: 'string', default: '0' },
+    'exit-after-demo': { type: 'boolean', default: false },
+  },
+});
+const log = (line = '') => process.stdout.write(`${line}\n`);
 const startedAtMs = Date.now();
-const engines = await startEngines();
-log(`  dynamodb  ${engines.dynamodb.endpoint}   (DynamoDB Local + Streams, in memory, pid ${engines.dynamodb.pid})`);
-log(`  sqs       ${engines.sqs.endpoint}   (fauxqs, in this process)`);
-log(`  redis     ${engines.redis.endpoint}   (redis-server, no persistence, pid ${engines.redis.pid})`);
-log(`ready in ${Date.now() - startedAtMs} ms.`);
-log('');
-log('Point any AWS SDK or CLI at them with:');
-log(`  ${Object.entries(engineEnvironment(engines)).map(([key, value]) => `export ${key}=${value}`).join('\n  ')}`);
-log('');
-log('Press Ctrl-C to stop.');
+const since = () => `${((Date.now() - startedAtMs) / 1000).toFixed(1)}s`;
 
-stopOnSignals(engines.stop, (signal) => log(`\n${signal}: stopping engines...`));
-// Keep the process alive until a signal arrives.
+log('ballast local cloud');
+log(`[${since()}] starting engines: DynamoDB Local (java), fauxqs (in-process), redis-server ...`);
+const engines = await startEngines();
+log(`  dynamodb  ${engines.dynamodb.endpoint}  (DynamoDB Local + Streams, in memory, pid ${engines.dynamodb.pid})`);
+log(`  sqs       ${engines.sqs.endpoint}  (fauxqs, in this process)`);
+log(`  redis     ${engines.redis.endpoint}  (redis-server, no persistence, pid ${engines.redis.pid})`);
+const partner = await startPartnerApi();
+log(`  partner   ${partner.url}  (partner profile API fake, honours Idempotency-Key)`);
+
+let cloud: LocalCloud | undefined;
+let shuttingDown = false;
+const shutdown = async (signal: string) => {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  log(`\n${signal}: draining — polling stopped, letting in-flight invocations finish ...`);
+  await cloud?.stop({ graceMs: 10_000 }).catch((error: unknown) => log(`  (cloud stop: ${String(error)})`));
+  removeLocalCloudFile();
+  await partner.stop();
+  log('stopping engines ...');
+  await engines.stop();
+  log('stopped cleanly.');
+  process.exit(0);
+};
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+try {
+  log(`[${since()}] synthesizing the CDK app (env=local) and creating its resources ...`);
+  cloud = await startLocalCloud({
+    engines,
+    context: { partnerApiUrl: partner.url },
+    faults: { crashAfterWorkRate: Number(flags['crash-rate']), delayPastTimeoutRate: Number(flags['timeout-rate']) },
+  });
+} catch (error) {
+  log(`local cloud failed to start: ${(error as Error).message}`);
+  await partner.stop();
+  await engines.stop();
+  process.exit(1);
+}
+const { resources } = cloud;
+log(`[${since()}] stack ${resources.stackName} is running locally:`);
+for (const queue of resources.queues) log(`  queue     ${queue.name}  ${queue.url}`);
+for (const table of resources.tables) log(`  table     ${table.name}${table.streamArn ? '  (stream)' : ''}`);
+for (const fn of resources.functions) log(`  function  ${fn.name}  (timeout ${fn.timeoutMs / 1000}s, ${fn.memoryLimitInMB} MB)`);
+for (const mapping of resources.mappings) log(`  mapping   ${mapping.eventSourceArn.split(':').slice(5).join(':')} → ${mapping.functionName}`);
+for (const url of resources.urls) log(`  url       ${url.url}  → ${url.functionName}`);
+log(`  (not emulated: ${resources.ignoredTypes.join(', ')})`);
+
+writeLocalCloudFile({
+  pid: process.pid,
+  stackName: resources.stackName,
+  region: LOCAL_REGION,
+  environment: engineEnvironment(engines),
+  outputs: resources.outputs,
+  startedAt: new Date().toISOString(),
+});
+const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: engines.sqs.endpoint });
+const outputs = resources.outputs;
+if (!flags['no-demo']) {
+  const jobs = Number(flags.jobs);
+  const durationMs = Number(flags.duration) * 1000;
+  log(`[${since()}] demo: ${jobs} jobs over ${durationMs / 1000}s (credits, debits, profile syncs, duplicates, malformed, one incompatible version), with concurrent reads`);
+  const summary = await runDemo({ cloud, sqs, jobs, durationMs, log, isShuttingDown: () => shuttingDown });
+  if (shuttingDown) await new Promise(() => undefined);
+  log(`[${since()}] demo complete: ${summary}`);
+}
+
+const env = engineEnvironment(engines);
+log('');
+log('The stack keeps running. Try:');
+log(`  export AWS_REGION=${env.AWS_REGION} AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_ENDPOINT_URL_SQS=${env.AWS_ENDPOINT_URL_SQS} AWS_ENDPOINT_URL_DYNAMODB=${env.AWS_ENDPOINT_URL_DYNAMODB}`);
+if (outputs.JobsQueueUrl) {
+  log(`  aws sqs send-message --queue-url ${outputs.JobsQueueUrl} --message-body '{"schemaVersion":"1.0","type":"account.credit","jobId":"j1","idempotencyKey":"k1","resourceId":"acc-001","traceId":"t1","producedAt":"2026-01-01T00:00:00Z","producerVersion":"cli","payload":{"amount":100}}'`);
+}
+if (outputs.ReadApiUrl) log(`  curl -i ${outputs.ReadApiUrl}accounts/acc-001`);
+if (outputs.JobsDeadLetterQueueUrl) log(`  aws sqs receive-message --queue-url ${outputs.JobsDeadLetterQueueUrl} --message-attribute-names All`);
+log('Press Ctrl-C to stop.');
+if (flags['exit-after-demo']) await shutdown('exit-after-demo');
 setInterval(() => {}, 1 << 30);

@@ -19,6 +19,13 @@ export interface LocalEngines {
   stop(): Promise<void>;
 }
 
+/** Where the three engines listen; enough for another process to use engines this one started. */
+export interface EngineEndpoints {
+  readonly dynamodb: { readonly endpoint: string };
+  readonly sqs: { readonly endpoint: string };
+  readonly redis: { readonly endpoint: string; readonly port: number };
+}
+
 /**
  * Starts DynamoDB Local, fauxqs and redis-server on free ports, in parallel.
  * If one fails to start, the others are stopped before the error is rethrown.
@@ -39,7 +46,7 @@ export async function startEngines(): Promise<LocalEngines> {
  * The environment that points the AWS SDK (through its standard `AWS_ENDPOINT_URL_<SERVICE>`
  * variables) and ballast's cache client at the engines. Handler code never knows it runs locally.
  */
-export function engineEnvironment(engines: Pick<LocalEngines, 'dynamodb' | 'sqs' | 'redis'>): Record<string, string> {
+export function engineEnvironment(engines: EngineEndpoints): Record<string, string> {
   return {
     AWS_REGION: LOCAL_REGION,
     AWS_DEFAULT_REGION: LOCAL_REGION,

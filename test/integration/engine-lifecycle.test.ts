@@ -5,7 +5,6 @@ import { startDynamoDb, startRedis } from '../../local/engines/index.ts';
 import { exitOf, runNode, survivors, waitForOutput } from '../helpers/processes.ts';
 
 const child = fileURLToPath(new URL('../helpers/engines-child.ts', import.meta.url));
-const start = fileURLToPath(new URL('../../local/start.ts', import.meta.url));
 
 describe('engine lifecycle', () => {
   it('stop() leaves no engine process behind', async () => {
@@ -36,20 +35,5 @@ describe('engine lifecycle', () => {
     } finally {
       process.env.PATH = path;
     }
-  });
-});
-
-describe('npm start', () => {
-  it('prints the three endpoints within 30 s and exits 0 on SIGINT with nothing left running', async () => {
-    const app = runNode(start);
-    const output = await waitForOutput(app, /Press Ctrl-C/, 30_000);
-    const endpoints = [...output.matchAll(/^\s+(dynamodb|sqs|redis)\s+(\S+)/gm)].map((match) => match[1]);
-    assert.deepEqual(endpoints, ['dynamodb', 'sqs', 'redis']);
-    const pids = [...output.matchAll(/pid (\d+)/g)].map((match) => Number(match[1]));
-    assert.equal(pids.length, 2, 'java and redis-server pids are printed');
-
-    app.kill('SIGINT');
-    assert.equal(await exitOf(app, 15_000), 0);
-    assert.deepEqual(await survivors(pids, 5_000), []);
   });
 });

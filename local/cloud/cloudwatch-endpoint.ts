@@ -1,0 +1,121 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { MetricsCollector } from './metrics.ts';
+
+/** The dimensions ballast's EMF metrics carry (Powertools defaults plus ballast's own). */
+const KNOWN_DIMENSIONS = ['service', 'workerVersion', 'reason'] as const;
+const NAMESPACE = 'Ballast';
+const TARGET_PREFIX = 'GraniteServiceVersion20100801.';
+
+/** A running local CloudWatch endpoint. */
+export interface CloudWatchEndpoint {
+  /** Put this in `AWS_ENDPOINT_URL_CLOUDWATCH`. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A minimal CloudWatch API (the AWS JSON 1.0 protocol `@aws-sdk/client-cloudwatch` speaks) over
+ * the EMF metrics the local cloud collected, so `ballast status` and `doctor` read metrics the
+ * same way locally as on AWS:
+ *
+ * - `ListMetrics` (namespace `Ballast`): one metric per seen value of each single dimension
+ *   (`service`, `workerVersion`, `reason`), because the collector keeps per-dimension totals;
+ * - `GetMetricData`: one datapoint "now" holding the total since the cloud started (the collector
+ *   keeps no time series), `Maximum`/`pNN` from its samples;
+ * - `DescribeAlarms`: no alarms (alarms are not emulated).
+ *
+ * Other namespaces (AWS/SQS, AWS/Lambda) have no data: callers fall back to what the queues and
+ * tables show directly.
+ */
+export async function serveCloudWatch(metrics: MetricsCollector, port = 0): Promise<CloudWatchEndpoint> {
+  const server = createServer((request, response) => void handle(metrics, request, response));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${bound}`,
+    stop: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+async function handle(metrics: MetricsCollector, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const target = String(request.headers['x-amz-target'] ?? '');
+  let input: Record<string, unknown> = {};
+  try {
+    input = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>) : {};
+  } catch {
+    return reply(response, 400, { __type: 'InvalidParameterValue', message: 'body is not JSON' });
+  }
+  const operation = target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : target;
+  switch (operation) {
+    case 'ListMetrics':
+      return reply(response, 200, { Metrics: listMetrics(metrics, input) });
+    case 'GetMetricData':
+      return reply(response, 200, { MetricDataResults: getMetricData(metrics, input), Messages: [] });
+    case 'DescribeAlarms':
+      return reply(response, 200, { MetricAlarms: [], CompositeAlarms: [] });
+    default:
+      return reply(response, 400, { __type: 'InvalidAction', message: `the local CloudWatch endpoint does not implement ${operation || '(no X-Amz-Target)'}` });
+  }
+}
+
+interface Metric {
+  readonly Namespace: string;
+  readonly MetricName: string;
+  readonly Dimensions: { Name: string; Value: string }[];
+}
+
+function listMetrics(metrics: MetricsCollector, input: Record<string, unknown>): Metric[] {
+  if (input.Namespace !== NAMESPACE || typeof input.MetricName !== 'string') return [];
+  const name = input.MetricName;
+  return KNOWN_DIMENSIONS.flatMap((dimension) => Object.keys(metrics.breakdown(name, dimension))
+    .map((value) => ({ Namespace: NAMESPACE, MetricName: name, Dimensions: [{ Name: dimension, Value: value }] })));
+}
+
+interface Query {
+  readonly Id: string;
+  readonly MetricStat?: { Metric?: Partial<Metric>; Stat?: string };
+}
+
+function getMetricData(metrics: MetricsCollector, input: Record<string, unknown>): unknown[] {
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  return ((input.MetricDataQueries ?? []) as Query[]).map((query) => {
+    const metric = query.MetricStat?.Metric;
+    const stat = query.MetricStat?.Stat ?? 'Sum';
+    let value: number | undefined;
+    if (metric?.Namespace === NAMESPACE && metric.MetricName) {
+      const dimension = [...(metric.Dimensions ?? [])].sort((a, b) => rank(a.Name) - rank(b.Name))[0];
+      if (stat === 'Sum' || stat === 'SampleCount') {
+        const sum = metrics.total(metric.MetricName, dimension ? { name: dimension.Name, value: dimension.Value } : undefined);
+        value = sum === 0 ? undefined : sum;
+      } else {
+        const p = stat === 'Maximum' ? 100 : /^p(\d+(\.\d+)?)$/.test(stat) ? Number(stat.slice(1)) : undefined;
+        value = p === undefined ? undefined : metrics.percentile(metric.MetricName, p);
+      }
+    }
+    return {
+      Id: query.Id,
+      Label: metric?.MetricName ?? query.Id,
+      Timestamps: value === undefined ? [] : [nowSeconds],
+      Values: value === undefined ? [] : [value],
+      StatusCode: 'Complete',
+    };
+  });
+}
+
+/** The most specific dimension answers a query (the collector keeps totals per single dimension). */
+function rank(name: string): number {
+  const order = ['reason', 'workerVersion', 'service'];
+  const index = order.indexOf(name);
+  return index === -1 ? order.length : index;
+}
+
+function reply(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' });
+  response.end(JSON.stringify(body));
+}

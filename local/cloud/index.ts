@@ -1,0 +1,170 @@
+import type { Server } from 'node:http';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { engineEnvironment, freePort, LOCAL_CREDENTIALS, LOCAL_REGION, type EngineEndpoints } from '../engines/index.ts';
+import { FunctionRuntime, type FunctionFaults } from '../lambda/function-runtime.ts';
+import { startSqsEventSource, type SqsEventSource, type InvocationSummary } from '../lambda/sqs-event-source.ts';
+import { startDynamoDbStreamEventSource, type DynamoDbStreamEventSource } from '../lambda/dynamodb-stream-event-source.ts';
+import { synthesize } from './assembly.ts';
+import { serveFunctionUrl } from './function-url.ts';
+import { MetricsCollector } from './metrics.ts';
+import { provision, type LocalResources } from './provision.ts';
+
+export { MetricsCollector } from './metrics.ts';
+export type { LocalResources } from './provision.ts';
+
+export interface LocalCloudOptions {
+  /** Running engines (see `startEngines`), possibly started by another process. */
+  readonly engines: EngineEndpoints;
+  /** @default - this repository's infra/bin/ballast.ts */
+  readonly appFile?: string;
+  /** Extra CDK context besides `env=local` (e.g. `partnerApiUrl`). @default {} */
+  readonly context?: Record<string, unknown>;
+  /** Shared, mutable: flip fields on a running cloud to inject faults. @default {} */
+  readonly faults?: FunctionFaults;
+  /** Every line a function writes (logs, EMF). @default - dropped after metrics are read */
+  readonly onLog?: (line: string, functionName: string) => void;
+  readonly onInvocation?: (functionName: string, summary: InvocationSummary | unknown) => void;
+  /** Stream pollers' GetRecords interval. @default 200 */
+  readonly streamPollIntervalMs?: number;
+}
+
+/** A running local cloud. */
+export interface LocalCloud {
+  readonly resources: LocalResources;
+  readonly metrics: MetricsCollector;
+  readonly runtimes: ReadonlyMap<string, FunctionRuntime>;
+  readonly faults: FunctionFaults;
+  /** Resolves when every stream mapping has caught up and is idle; rejects after `timeoutMs`. */
+  streamsIdle(timeoutMs: number): Promise<void>;
+  /**
+   * Graceful shutdown: stop polling, let in-flight invocations finish within `graceMs`, then kill
+   * what is left (its messages reappear after their visibility timeout) and close the URLs.
+   */
+  stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+/**
+ * The synthesized stack on the local engines, with Lambda semantics: synthesizes the CDK app with
+ * `env=local`, creates its queues and tables, runs each function in worker-thread sandboxes with
+ * its own resolved environment, polls its SQS and DynamoDB Streams mappings as Lambda does, and
+ * serves its Function URLs. Nothing here names a resource of the stack.
+ */
+export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
+  const [stack, ...others] = await synthesize({ appFile: options.appFile, context: { env: 'local', ...options.context } });
+  if (!stack || others.length > 0) throw new Error(`the local cloud runs exactly one stack; the app synthesized ${others.length + (stack ? 1 : 0)}`);
+  const clientConfig = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  const dynamodb = new DynamoDBClient({ ...clientConfig, endpoint: options.engines.dynamodb.endpoint });
+  const streams = new DynamoDBStreamsClient({ ...clientConfig, endpoint: options.engines.dynamodb.endpoint });
+  const sqs = new SQSClient({ ...clientConfig, endpoint: options.engines.sqs.endpoint });
+  const resources = await provision({
+    stack, dynamodb, sqs, sqsEndpoint: options.engines.sqs.endpoint, redisPort: options.engines.redis.port, urlPorts: freePort,
+  });
+
+  const metrics = new MetricsCollector();
+  const faults = options.faults ?? {};
+  const baseEnvironment = engineEnvironment(options.engines);
+  const runtimes = new Map<string, FunctionRuntime>();
+  for (const fn of resources.functions) {
+    runtimes.set(fn.name, new FunctionRuntime({
+      functionName: fn.name,
+      file: fn.file,
+      exportName: fn.exportName,
+      timeoutMs: fn.timeoutMs,
+      memoryLimitInMB: fn.memoryLimitInMB,
+      environment: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        TZ: 'UTC',
+        ...baseEnvironment,
+        AWS_LAMBDA_FUNCTION_NAME: fn.name,
+        AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryLimitInMB),
+        ...fn.environment,
+      },
+      faults,
+      onOutput: (line, name) => {
+        metrics.ingest(line);
+        options.onLog?.(line, name);
+      },
+    }));
+  }
+  const runtimeOf = (name: string) => {
+    const runtime = runtimes.get(name);
+    if (!runtime) throw new Error(`a mapping or URL targets function ${name}, which the template does not define`);
+    return runtime;
+  };
+
+  const sqsSources: SqsEventSource[] = [];
+  const streamSources: DynamoDbStreamEventSource[] = [];
+  for (const mapping of resources.mappings) {
+    const runtime = runtimeOf(mapping.functionName);
+    const p = mapping.properties;
+    const reportBatchItemFailures = Array.isArray(p.FunctionResponseTypes) && p.FunctionResponseTypes.includes('ReportBatchItemFailures');
+    const batchingWindowMs = Number(p.MaximumBatchingWindowInSeconds ?? 0) * 1000;
+    const queue = resources.queues.find((q) => q.arn === mapping.eventSourceArn);
+    if (queue) {
+      sqsSources.push(startSqsEventSource({
+        sqs, queueUrl: queue.url, queueArn: queue.arn, handler: runtime.handler, functionName: mapping.functionName,
+        functionTimeoutMs: runtime.options.timeoutMs,
+        batchSize: Number(p.BatchSize ?? 10),
+        maximumBatchingWindowMs: batchingWindowMs,
+        maximumConcurrency: Number((p.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 1000),
+        reportBatchItemFailures,
+        onInvocation: (summary) => options.onInvocation?.(mapping.functionName, summary),
+      }));
+      continue;
+    }
+    const table = resources.tables.find((t) => t.streamArn === mapping.eventSourceArn);
+    if (table?.streamArn) {
+      const destination = (p.DestinationConfig as { OnFailure?: { Destination?: string } } | undefined)?.OnFailure?.Destination;
+      const failureQueue = resources.queues.find((q) => q.arn === destination);
+      streamSources.push(startDynamoDbStreamEventSource({
+        streams, streamArn: table.streamArn, handler: runtime.handler, functionName: mapping.functionName,
+        functionTimeoutMs: runtime.options.timeoutMs,
+        batchSize: Number(p.BatchSize ?? 100),
+        maximumBatchingWindowMs: batchingWindowMs,
+        startingPosition: p.StartingPosition === 'TRIM_HORIZON' ? 'TRIM_HORIZON' : 'LATEST',
+        bisectBatchOnFunctionError: p.BisectBatchOnFunctionError === true,
+        maximumRetryAttempts: Number(p.MaximumRetryAttempts ?? -1),
+        maximumRecordAgeSeconds: Number(p.MaximumRecordAgeInSeconds ?? -1),
+        ...(failureQueue ? { onFailure: { sqs, queueUrl: failureQueue.url } } : {}),
+        reportBatchItemFailures,
+        pollIntervalMs: options.streamPollIntervalMs ?? 200,
+        onInvocation: (summary) => options.onInvocation?.(mapping.functionName, summary),
+      }));
+      continue;
+    }
+    throw new Error(`mapping ${mapping.logicalId}: event source ${mapping.eventSourceArn} is neither a queue nor a table stream of this stack`);
+  }
+
+  const servers: Server[] = [];
+  for (const url of resources.urls) {
+    const runtime = runtimeOf(url.functionName);
+    servers.push(await serveFunctionUrl(url.port, (event) => runtime.invoke(event)));
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    resources,
+    metrics,
+    runtimes,
+    faults,
+    streamsIdle: async (timeoutMs) => void (await Promise.all(streamSources.map((source) => source.idle(timeoutMs)))),
+    stop: (stopOptions = {}) => {
+      stopping ??= (async () => {
+        const graceMs = stopOptions.graceMs ?? 10_000;
+        await Promise.all([...sqsSources, ...streamSources].map((source) => source.stop({ graceMs })));
+        await Promise.all(servers.map((server) => new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        })));
+        await Promise.all([...runtimes.values()].map((runtime) => runtime.stop()));
+        dynamodb.destroy();
+        streams.destroy();
+        sqs.destroy();
+      })();
+      return stopping;
+    },
+  };
+}

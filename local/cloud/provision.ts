@@ -1,0 +1,218 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type DynamoDBClient, type CreateTableCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { LOCAL_REGION } from '../engines/index.ts';
+import type { SynthesizedStack } from './assembly.ts';
+import { resolve, type ResolutionContext } from './intrinsics.ts';
+
+export const LOCAL_ACCOUNT = '000000000000';
+
+export interface LocalQueue { readonly logicalId: string; readonly name: string; readonly url: string; readonly arn: string; readonly fifo: boolean }
+export interface LocalTable { readonly logicalId: string; readonly name: string; readonly arn: string; readonly streamArn?: string }
+export interface LocalFunction {
+  readonly logicalId: string;
+  readonly name: string;
+  readonly arn: string;
+  /** Bundled entry file and exported handler. */
+  readonly file: string;
+  readonly exportName: string;
+  readonly timeoutMs: number;
+  readonly memoryLimitInMB: number;
+  readonly environment: Record<string, string>;
+}
+export interface LocalMapping {
+  readonly logicalId: string;
+  readonly functionName: string;
+  readonly eventSourceArn: string;
+  readonly properties: Record<string, unknown>;
+}
+export interface LocalUrl { readonly logicalId: string; readonly functionName: string; readonly port: number; readonly url: string }
+
+/** Everything the local cloud created from one stack's template. */
+export interface LocalResources {
+  readonly stackName: string;
+  readonly queues: LocalQueue[];
+  readonly tables: LocalTable[];
+  readonly functions: LocalFunction[];
+  readonly mappings: LocalMapping[];
+  readonly urls: LocalUrl[];
+  /** Resource types in the template that have no local counterpart (IAM, VPC, alarms, ...). */
+  readonly ignoredTypes: string[];
+  /** Stack outputs, resolved to local values where they can be. */
+  readonly outputs: Record<string, string>;
+}
+
+export interface ProvisionOptions {
+  readonly stack: SynthesizedStack;
+  readonly dynamodb: DynamoDBClient;
+  readonly sqs: SQSClient;
+  readonly sqsEndpoint: string;
+  readonly redisPort: number;
+  /** A free port per Function URL, in template order. */
+  readonly urlPorts: () => Promise<number>;
+}
+
+/**
+ * Variables the local cloud changes after resolving a function's environment: the one thing not
+ * emulated is TLS and cluster mode of ElastiCache Serverless — the local redis-server is a plain,
+ * single node.
+ */
+function localOverrides(environment: Record<string, string>, redisPort: number): Record<string, string> {
+  const out = { ...environment };
+  for (const [key, value] of Object.entries(out)) {
+    if (value.startsWith(`rediss://127.0.0.1:${redisPort}`)) out[key] = value.replace('rediss://', 'redis://');
+  }
+  if ('BALLAST_CACHE_CLUSTER' in out) out.BALLAST_CACHE_CLUSTER = 'false';
+  return out;
+}
+
+/** Creates the stack's queues, tables, functions, mappings and URLs locally, from its template alone. */
+export async function provision(options: ProvisionOptions): Promise<LocalResources> {
+  const { stack } = options;
+  const resources = Object.entries(stack.template.Resources);
+  const refs = new Map<string, unknown>();
+  const attributes = new Map<string, Record<string, unknown>>();
+  const context: ResolutionContext = { stackName: stack.stackName, accountId: LOCAL_ACCOUNT, refs, attributes };
+  const arn = (service: string, resource: string) => `arn:aws:${service}:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${resource}`;
+  const of = (type: string | string[]) => resources.filter(([, r]) => (Array.isArray(type) ? type : [type]).includes(r.Type));
+  const props = (r: { Properties?: Record<string, unknown> }) => r.Properties ?? {};
+  const handled = new Set<string>();
+
+  // Names and ARNs first, so any resource may reference any other.
+  for (const [id, r] of of('AWS::SQS::Queue')) {
+    const p = props(r);
+    const fifo = p.FifoQueue === true || p.FifoQueue === 'true';
+    const name = typeof p.QueueName === 'string' ? p.QueueName : `${stack.stackName}-${id}${fifo ? '.fifo' : ''}`;
+    const url = `${options.sqsEndpoint}/${LOCAL_ACCOUNT}/${name}`;
+    refs.set(id, url);
+    attributes.set(id, { Arn: arn('sqs', name), QueueName: name, QueueUrl: url });
+  }
+  for (const [id, r] of of(['AWS::DynamoDB::GlobalTable', 'AWS::DynamoDB::Table'])) {
+    const p = props(r);
+    const name = typeof p.TableName === 'string' ? p.TableName : `${stack.stackName}-${id}`;
+    refs.set(id, name);
+    attributes.set(id, { Arn: arn('dynamodb', `table/${name}`) });
+  }
+  for (const [id] of of('AWS::ElastiCache::ServerlessCache')) {
+    refs.set(id, id);
+    attributes.set(id, { 'Endpoint.Address': '127.0.0.1', 'Endpoint.Port': String(options.redisPort) });
+  }
+  for (const [id, r] of of('AWS::Lambda::Function')) {
+    const p = props(r);
+    const name = typeof p.FunctionName === 'string' ? p.FunctionName : `${stack.stackName}-${id}`;
+    refs.set(id, name);
+    attributes.set(id, { Arn: arn('lambda', `function:${name}`) });
+  }
+  for (const [id, r] of of('AWS::Lambda::Version')) {
+    const name = String(resolve(props(r).FunctionName, context));
+    refs.set(id, arn('lambda', `function:${name}:1`));
+    attributes.set(id, { Version: '1' });
+  }
+  for (const [id, r] of of('AWS::Lambda::Alias')) {
+    const p = props(r);
+    refs.set(id, arn('lambda', `function:${String(resolve(p.FunctionName, context))}:${String(p.Name)}`));
+  }
+  const urls: LocalUrl[] = [];
+  for (const [id, r] of of('AWS::Lambda::Url')) {
+    const port = await options.urlPorts();
+    const url = `http://127.0.0.1:${port}/`;
+    attributes.set(id, { FunctionUrl: url });
+    urls.push({ logicalId: id, functionName: functionNameOf(resolve(props(r).TargetFunctionArn, context)), port, url });
+  }
+
+  // Tables (their stream ARNs only exist once created), then queues, DLQs before their sources.
+  const tables: LocalTable[] = [];
+  for (const [id, r] of of(['AWS::DynamoDB::GlobalTable', 'AWS::DynamoDB::Table'])) {
+    handled.add(r.Type);
+    const p = resolve(props(r), context) as Record<string, unknown>;
+    const name = refs.get(id) as string;
+    const stream = p.StreamSpecification as { StreamViewType?: string } | undefined;
+    const input: CreateTableCommandInput = {
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: p.KeySchema as CreateTableCommandInput['KeySchema'],
+      AttributeDefinitions: p.AttributeDefinitions as CreateTableCommandInput['AttributeDefinitions'],
+      ...(p.GlobalSecondaryIndexes ? { GlobalSecondaryIndexes: (p.GlobalSecondaryIndexes as Record<string, unknown>[])
+        .map(({ IndexName, KeySchema, Projection }) => ({ IndexName, KeySchema, Projection })) as CreateTableCommandInput['GlobalSecondaryIndexes'] } : {}),
+      ...(stream?.StreamViewType ? { StreamSpecification: { StreamEnabled: true, StreamViewType: stream.StreamViewType as 'NEW_AND_OLD_IMAGES' } } : {}),
+    };
+    // A second cloud on the same engines (a restart) finds its tables already there, data intact.
+    await options.dynamodb.send(new CreateTableCommand(input)).catch((error: unknown) => {
+      if ((error as Error).name !== 'ResourceInUseException') throw error;
+    });
+    const ttl = p.TimeToLiveSpecification as { AttributeName?: string; Enabled?: boolean } | undefined;
+    if (ttl?.Enabled && ttl.AttributeName) {
+      await options.dynamodb.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttl.AttributeName, Enabled: true } }))
+        .catch((error: unknown) => {
+          if (!/already enabled/i.test((error as Error).message)) throw error;
+        });
+    }
+    const described = await options.dynamodb.send(new DescribeTableCommand({ TableName: name }));
+    const streamArn = described.Table?.LatestStreamArn;
+    if (streamArn) attributes.set(id, { ...attributes.get(id), StreamArn: streamArn });
+    tables.push({ logicalId: id, name, arn: String(attributes.get(id)?.Arn), ...(streamArn ? { streamArn } : {}) });
+  }
+
+  const queueEntries = of('AWS::SQS::Queue').sort(([, a], [, b]) => Number(Boolean(props(a).RedrivePolicy)) - Number(Boolean(props(b).RedrivePolicy)));
+  const queues: LocalQueue[] = [];
+  for (const [id, r] of queueEntries) {
+    handled.add(r.Type);
+    const p = resolve(props(r), context) as Record<string, unknown>;
+    const attrs = attributes.get(id) as { QueueName: string; QueueUrl: string; Arn: string };
+    const fifo = attrs.QueueName.endsWith('.fifo');
+    const queueAttributes: Record<string, string> = {};
+    for (const key of ['VisibilityTimeout', 'MessageRetentionPeriod', 'DelaySeconds', 'ReceiveMessageWaitTimeSeconds', 'MaximumMessageSize', 'ContentBasedDeduplication']) {
+      if (p[key] !== undefined) queueAttributes[key] = String(p[key]);
+    }
+    if (fifo) queueAttributes.FifoQueue = 'true';
+    if (p.RedrivePolicy) queueAttributes.RedrivePolicy = JSON.stringify(p.RedrivePolicy);
+    await options.sqs.send(new CreateQueueCommand({ QueueName: attrs.QueueName, Attributes: queueAttributes }));
+    queues.push({ logicalId: id, name: attrs.QueueName, url: attrs.QueueUrl, arn: attrs.Arn, fifo });
+  }
+
+  const functions: LocalFunction[] = [];
+  for (const [id, r] of of('AWS::Lambda::Function')) {
+    handled.add(r.Type);
+    const p = props(r);
+    const assetPath = r.Metadata?.['aws:asset:path'];
+    if (typeof assetPath !== 'string') throw new Error(`${id}: no bundled asset (aws:asset:path); inline or image code is not supported locally`);
+    const [module, exportName] = String(p.Handler ?? 'index.handler').split(/\.(?=[^.]+$)/) as [string, string];
+    const dir = join(stack.assemblyDir, assetPath);
+    const file = ['.mjs', '.js', '.cjs'].map((ext) => join(dir, `${module}${ext}`)).find((candidate) => existsSync(candidate));
+    if (!file) throw new Error(`${id}: handler file ${module}.{mjs,js} not found in ${dir}`);
+    const variables = resolve((p.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {}, context) as Record<string, unknown>;
+    const environment = localOverrides(Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, String(v)])), options.redisPort);
+    functions.push({
+      logicalId: id, name: refs.get(id) as string, arn: String(attributes.get(id)?.Arn), file, exportName,
+      timeoutMs: Number(p.Timeout ?? 3) * 1000, memoryLimitInMB: Number(p.MemorySize ?? 128), environment,
+    });
+  }
+
+  const mappings: LocalMapping[] = of('AWS::Lambda::EventSourceMapping').map(([id, r]) => {
+    handled.add(r.Type);
+    const p = resolve(props(r), context) as Record<string, unknown>;
+    return { logicalId: id, functionName: functionNameOf(p.FunctionName), eventSourceArn: String(p.EventSourceArn), properties: p };
+  });
+  for (const type of ['AWS::Lambda::Version', 'AWS::Lambda::Alias', 'AWS::Lambda::Url', 'AWS::ElastiCache::ServerlessCache']) handled.add(type);
+
+  const outputs: Record<string, string> = {};
+  for (const [name, output] of Object.entries(stack.template.Outputs ?? {})) {
+    try {
+      outputs[name] = localOverrides({ value: String(resolve(output.Value, context)) }, options.redisPort).value as string;
+    } catch {
+      // An output about something not emulated (e.g. an SNS topic) has no local value.
+    }
+  }
+  const ignoredTypes = [...new Set(resources.map(([, r]) => r.Type).filter((type) => !handled.has(type)))].sort();
+  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, ignoredTypes, outputs };
+}
+
+/** `name`, `name:qualifier` or a function/alias ARN → the function name. */
+export function functionNameOf(reference: unknown): string {
+  const text = String(reference);
+  if (text.startsWith('arn:')) return text.split(':')[6] ?? text;
+  return text.split(':')[0] ?? text;
+}

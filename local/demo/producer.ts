@@ -1,0 +1,37 @@
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { DemoMessage } from './workload.ts';
+
+export interface PaceOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly messages: readonly DemoMessage[];
+  /** Spread the sends over this long. */
+  readonly durationMs: number;
+  readonly signal?: AbortSignal;
+  readonly onSent?: (count: number) => void;
+}
+
+/**
+ * Sends `messages` in batches of ten, evenly paced over `durationMs`, retrying entries SQS
+ * reports as failed (a bounded number of times). Resolves with how many were sent.
+ */
+export async function paceMessages(options: PaceOptions): Promise<number> {
+  const batches = Math.ceil(options.messages.length / 10);
+  const startedAtMs = Date.now();
+  let sent = 0;
+  for (let b = 0; b < batches && !options.signal?.aborted; b += 1) {
+    const dueAtMs = startedAtMs + (b / batches) * options.durationMs;
+    const waitMs = dueAtMs - Date.now();
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    let entries = options.messages.slice(b * 10, b * 10 + 10).map((message, i) => ({ Id: String(i), MessageBody: message.body }));
+    for (let attempt = 0; attempt < 5 && entries.length > 0; attempt += 1) {
+      const out = await options.sqs.send(new SendMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: entries }));
+      sent += out.Successful?.length ?? 0;
+      const failed = new Set((out.Failed ?? []).map((failure) => failure.Id));
+      entries = entries.filter((entry) => failed.has(entry.Id));
+    }
+    if (entries.length > 0) throw new Error(`could not send ${entries.length} demo messages after 5 attempts`);
+    options.onSent?.(sent);
+  }
+  return sent;
+}

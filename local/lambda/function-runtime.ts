@@ -1,0 +1,196 @@
+import { Worker } from 'node:worker_threads';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import type { Context } from 'aws-lambda';
+import type { InvokeMessage, ResultMessage, SandboxInit } from './sandbox-host.ts';
+
+/** Faults the local cloud can inject into a function's invocations (tests and `npm start` flags). */
+export interface FunctionFaults {
+  /** Fraction (0–1) of invocations that complete their work, then "crash" before returning. */
+  crashAfterWorkRate?: number;
+  /** Fraction (0–1) of invocations delayed past the function timeout (and so killed). */
+  delayPastTimeoutRate?: number;
+}
+
+export interface FunctionRuntimeOptions {
+  readonly functionName: string;
+  /** Bundled entry file (e.g. `<asset>/index.mjs`) and its exported handler name. */
+  readonly file: string;
+  readonly exportName: string;
+  readonly timeoutMs: number;
+  /** @default 128 */
+  readonly memoryLimitInMB?: number;
+  /** The function's environment: the whole `process.env` its sandboxes see. */
+  readonly environment: Record<string, string>;
+  /**
+   * Sandboxes kept at most; more concurrent invocations wait for one.
+   * @default 10
+   */
+  readonly maxSandboxes?: number;
+  /** Receives every line a sandbox writes (its logs and EMF metrics). */
+  readonly onOutput?: (line: string, functionName: string) => void;
+  /** Mutable so a running cloud can turn faults on and off. @default {} */
+  readonly faults?: FunctionFaults;
+  /** @default Math.random */
+  readonly random?: () => number;
+}
+
+/** Thrown to the caller when an invocation failed the way Lambda reports it (timeout, crash). */
+export class InvocationError extends Error {
+  readonly errorType: 'Timeout' | 'Runtime.ExitError' | 'Handler';
+
+  constructor(errorType: 'Timeout' | 'Runtime.ExitError' | 'Handler', message: string) {
+    super(message);
+    this.errorType = errorType;
+    this.name = `Lambda.${errorType}`;
+  }
+}
+
+interface Sandbox {
+  readonly worker: Worker;
+  readonly ready: Promise<void>;
+  busy: boolean;
+}
+
+/**
+ * Lambda's execution model for one function, on worker threads: each sandbox is a thread with the
+ * function's own environment, created on demand (cold start), reused while warm, serving one
+ * invocation at a time, and killed — not just abandoned — when an invocation times out or
+ * crashes, so nothing of it runs on (no heartbeats, no late writes) after Lambda would have
+ * stopped it.
+ */
+export class FunctionRuntime {
+  readonly options: FunctionRuntimeOptions;
+  readonly #idle: Sandbox[] = [];
+  readonly #all = new Set<Sandbox>();
+  readonly #waiting: ((sandbox: Sandbox) => void)[] = [];
+  #nextId = 1;
+  #stopped = false;
+  coldStarts = 0;
+
+  constructor(options: FunctionRuntimeOptions) {
+    this.options = options;
+  }
+
+  /** An async handler with Lambda's signature, for event source mappings and function URLs. */
+  readonly handler = (event: unknown, context?: Context): Promise<unknown> =>
+    this.invoke(event, context ? context.getRemainingTimeInMillis() : this.options.timeoutMs);
+
+  /** Invokes the function with `event`; rejects with {@link InvocationError} as Lambda would report. */
+  async invoke(event: unknown, timeoutMs = this.options.timeoutMs): Promise<unknown> {
+    if (this.#stopped) throw new InvocationError('Runtime.ExitError', `${this.options.functionName} is stopped`);
+    const sandbox = await this.#acquire();
+    const faults = this.options.faults ?? {};
+    const random = this.options.random ?? Math.random;
+    const crash = random() < (faults.crashAfterWorkRate ?? 0);
+    const delay = random() < (faults.delayPastTimeoutRate ?? 0);
+    const id = this.#nextId++;
+    const message: InvokeMessage = {
+      id, event, deadlineMs: Date.now() + timeoutMs, awsRequestId: randomUUID(), ...(delay ? { delayMs: timeoutMs + 1_000 } : {}),
+    };
+    try {
+      const result = await new Promise<ResultMessage>((resolve, reject) => {
+        const settle = () => {
+          clearTimeout(timer);
+          sandbox.worker.off('message', onMessage);
+          sandbox.worker.off('error', onError);
+        };
+        const timer = setTimeout(() => {
+          settle();
+          reject(new InvocationError('Timeout', `Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`));
+        }, timeoutMs);
+        const onMessage = (reply: ResultMessage) => {
+          if (reply.id !== id) return;
+          settle();
+          resolve(reply);
+        };
+        const onError = (error: Error) => {
+          settle();
+          reject(new InvocationError('Runtime.ExitError', `sandbox failed: ${error.message}`));
+        };
+        sandbox.worker.on('message', onMessage);
+        sandbox.worker.on('error', onError);
+        sandbox.worker.postMessage(message);
+      });
+      if (crash) throw new InvocationError('Runtime.ExitError', 'injected crash after the handler finished, before it returned');
+      this.#release(sandbox);
+      if (!result.ok) throw Object.assign(new InvocationError('Handler', result.error.message), { cause: result.error });
+      return result.response;
+    } catch (error) {
+      if (error instanceof InvocationError && error.errorType === 'Handler') throw error;
+      await this.#kill(sandbox);
+      throw error;
+    }
+  }
+
+  /** Terminates every sandbox; in-flight invocations fail. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await Promise.all([...this.#all].map((sandbox) => this.#kill(sandbox)));
+  }
+
+  async #acquire(): Promise<Sandbox> {
+    const idle = this.#idle.pop();
+    if (idle) {
+      idle.busy = true;
+      return idle;
+    }
+    if (this.#all.size < (this.options.maxSandboxes ?? 10)) {
+      const sandbox = this.#start();
+      sandbox.busy = true;
+      await sandbox.ready;
+      return sandbox;
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  #release(sandbox: Sandbox): void {
+    const next = this.#waiting.shift();
+    if (next) return next(sandbox);
+    sandbox.busy = false;
+    this.#idle.push(sandbox);
+  }
+
+  #start(): Sandbox {
+    this.coldStarts += 1;
+    const init: SandboxInit = {
+      file: this.options.file,
+      exportName: this.options.exportName,
+      functionName: this.options.functionName,
+      memoryLimitInMB: this.options.memoryLimitInMB ?? 128,
+    };
+    const worker = new Worker(new URL('./sandbox-host.ts', import.meta.url), {
+      workerData: init, env: this.options.environment, stdout: true, stderr: true,
+    });
+    for (const stream of [worker.stdout, worker.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => this.options.onOutput?.(line, this.options.functionName));
+    }
+    const ready = new Promise<void>((resolve, reject) => {
+      const onMessage = (message: { ready?: boolean }) => {
+        if (!message.ready) return;
+        worker.off('message', onMessage);
+        resolve();
+      };
+      worker.on('message', onMessage);
+      worker.once('error', reject);
+    });
+    const sandbox: Sandbox = { worker, ready, busy: false };
+    ready.catch(() => this.#kill(sandbox));
+    this.#all.add(sandbox);
+    return sandbox;
+  }
+
+  async #kill(sandbox: Sandbox): Promise<void> {
+    if (!this.#all.delete(sandbox)) return;
+    const index = this.#idle.indexOf(sandbox);
+    if (index >= 0) this.#idle.splice(index, 1);
+    await sandbox.worker.terminate();
+    // Someone waiting for a sandbox gets a fresh one.
+    const next = this.#waiting.shift();
+    if (next && !this.#stopped) {
+      const fresh = this.#start();
+      fresh.busy = true;
+      fresh.ready.then(() => next(fresh), () => undefined);
+    }
+  }
+}

@@ -1,0 +1,1 @@
+export { localCloudFile, readLocalCloudFile, removeLocalCloudFile, writeLocalCloudFile, type LocalCloudDescription } from './local-file.ts';

@@ -1,0 +1,79 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { FunctionRuntime, InvocationError } from '../../local/lambda/function-runtime.ts';
+
+const file = fileURLToPath(new URL('../fixtures/lambda/index.mjs', import.meta.url));
+type Answer = { env: string; invocations: number; loadedAt: number; startRemaining: number; endRemaining: number };
+
+function runtime(overrides: Partial<ConstructorParameters<typeof FunctionRuntime>[0]> = {}) {
+  return new FunctionRuntime({ functionName: 'fixture', file, exportName: 'handler', timeoutMs: 1_000, environment: { FIXTURE_VALUE: 'a' }, ...overrides });
+}
+
+describe('FunctionRuntime: Lambda sandboxes on worker threads', () => {
+  it('gives each function its own environment and keeps a warm sandbox between invocations', async () => {
+    const [a, b] = [runtime(), runtime({ environment: { FIXTURE_VALUE: 'b' } })];
+    try {
+      const first = (await a.invoke({})) as Answer;
+      const second = (await a.invoke({})) as Answer;
+      assert.equal(first.env, 'a');
+      assert.equal(((await b.invoke({})) as Answer).env, 'b', 'process.env is per function, not shared');
+      assert.equal(second.invocations, 2, 'warm start reuses the module');
+      assert.equal(a.coldStarts, 1);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('counts remaining time down from the function timeout', async () => {
+    const fn = runtime();
+    try {
+      const answer = (await fn.invoke({ sleepMs: 200 })) as Answer;
+      assert.ok(answer.startRemaining <= 1_000 && answer.startRemaining > 800, `start ${answer.startRemaining}`);
+      assert.ok(answer.endRemaining <= answer.startRemaining - 180, `end ${answer.endRemaining}`);
+    } finally {
+      await fn.stop();
+    }
+  });
+
+  it('a timeout kills the sandbox (the next invocation is a cold start), as Lambda does', async () => {
+    const fn = runtime({ timeoutMs: 300 });
+    try {
+      const before = (await fn.invoke({})) as Answer;
+      await assert.rejects(fn.invoke({ sleepMs: 2_000 }), (error: unknown) => error instanceof InvocationError && error.errorType === 'Timeout');
+      const after = (await fn.invoke({})) as Answer;
+      assert.equal(after.invocations, 1, 'a fresh module');
+      assert.notEqual(after.loadedAt, before.loadedAt);
+      assert.equal(fn.coldStarts, 2);
+    } finally {
+      await fn.stop();
+    }
+  });
+
+  it('reports a handler error without killing the sandbox, and forwards its log lines', async () => {
+    const lines: string[] = [];
+    const fn = runtime({ onOutput: (line) => void lines.push(line) });
+    try {
+      await assert.rejects(fn.invoke({ fail: true }), /handler failed on purpose/);
+      await fn.invoke({ log: true });
+      assert.equal(fn.coldStarts, 1);
+      for (let i = 0; i < 20 && !lines.some((l) => l.includes('hello from the sandbox')); i += 1) await new Promise((r) => setTimeout(r, 25));
+      assert.ok(lines.some((line) => line.includes('hello from the sandbox')));
+    } finally {
+      await fn.stop();
+    }
+  });
+
+  it('fault injection: a crash after the work is done fails the invocation and replaces the sandbox', async () => {
+    const faults = { crashAfterWorkRate: 1 };
+    const fn = runtime({ faults });
+    try {
+      await assert.rejects(fn.invoke({}), (error: unknown) => error instanceof InvocationError && error.errorType === 'Runtime.ExitError');
+      faults.crashAfterWorkRate = 0;
+      assert.equal(((await fn.invoke({})) as Answer).invocations, 1);
+      assert.equal(fn.coldStarts, 2);
+    } finally {
+      await fn.stop();
+    }
+  });
+});
