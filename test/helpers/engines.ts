@@ -14,6 +14,8 @@ export interface EngineFixture {
   readonly documents: DynamoDBDocumentClient;
   readonly streams: DynamoDBStreamsClient;
   readonly sqs: SQSClient;
+  /** Registers cleanup to run (last registered first) before the engines stop, e.g. a local cloud's stop. */
+  beforeStop(cleanup: () => Promise<unknown>): void;
 }
 
 /**
@@ -23,6 +25,7 @@ export interface EngineFixture {
  */
 export function useEngines(): EngineFixture {
   let fixture: EngineFixture | undefined;
+  const cleanups: (() => Promise<unknown>)[] = [];
   before(async () => {
     const engines = await startEngines();
     const env = engineEnvironment(engines);
@@ -35,9 +38,11 @@ export function useEngines(): EngineFixture {
       documents: DynamoDBDocumentClient.from(dynamodb),
       streams: new DynamoDBStreamsClient({}),
       sqs: new SQSClient({}),
+      beforeStop: (cleanup) => void cleanups.push(cleanup),
     };
   });
   after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     if (!fixture) return;
     fixture.dynamodb.destroy();
     fixture.streams.destroy();
