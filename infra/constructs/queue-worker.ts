@@ -99,6 +99,8 @@ export class QueueWorker extends Construct {
       environment: {
         WORKER_VERSION: props.workerVersion,
         MAX_RECEIVE_COUNT: String(props.queue.maxReceiveCount),
+        // Don't start a record with less than a fifth of the timeout (at most 5 s) left.
+        DEADLINE_MARGIN_MS: String(Math.min(5_000, Math.floor(timeout.toMilliseconds() / 5))),
         DEAD_LETTER_QUEUE_URL: props.queue.deadLetterQueue.queueUrl,
         ...props.environment,
       },
