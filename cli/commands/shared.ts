@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import { closeContext, createContext, type ClientOverrides, type OpsContext } from '../context.ts';
+import { resolveStack } from '../discovery.ts';
+import { UsageError, type ExitCode } from '../errors.ts';
+import { parseDurationMs, type CliIo } from '../io.ts';
+
+/** What every command gets from the program. */
+export interface CommandEnvironment {
+  readonly io: CliIo;
+  readonly clients: ClientOverrides;
+  /** Records the run's exit code (the last one set wins). */
+  setExit(code: ExitCode): void;
+}
+
+/** Resolves `--env`, creates the clients, runs `body`, closes what it created. */
+export async function withContext<T>(command: Command, env: CommandEnvironment, body: (context: OpsContext) => Promise<T>): Promise<T> {
+  const { env: name } = command.optsWithGlobals<{ env: string }>();
+  const stack = await resolveStack({ env: name });
+  const context = createContext(stack, env.clients);
+  try {
+    return await body(context);
+  } finally {
+    closeContext(context, env.clients);
+  }
+}
+
+export function positiveInteger(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be an integer >= 1, got '${value}'`);
+    return n;
+  };
+}
+
+export function nonNegativeNumber(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < 0) throw new UsageError(`${name} must be a number >= 0, got '${value}'`);
+    return n;
+  };
+}
+
+export function duration(name: string) {
+  return (value: string): number => {
+    try {
+      return parseDurationMs(value);
+    } catch (error) {
+      throw new UsageError(`${name}: ${(error as Error).message}`);
+    }
+  };
+}
+
+/** Collects a repeatable (or comma-separated) option. */
+export function list(value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
+}
