@@ -15,6 +15,7 @@ import { engineEnvironment, LOCAL_CREDENTIALS, LOCAL_REGION, startEngines } from
 import { startPartnerApi } from './partner-api/server.ts';
 import { startLocalCloud, type LocalCloud } from './cloud/index.ts';
 import { runDemo } from './demo/run.ts';
+import { serveCloudWatch } from './cloud/cloudwatch-endpoint.ts';
 import { removeLocalCloudFile, writeLocalCloudFile } from '../shared/discovery/index.ts';
 
 const { values: flags } = parseArgs({
@@ -41,6 +42,7 @@ const partner = await startPartnerApi();
 log(`  partner   ${partner.url}  (partner profile API fake, honours Idempotency-Key)`);
 
 let cloud: LocalCloud | undefined;
+let cloudwatch: Awaited<ReturnType<typeof serveCloudWatch>> | undefined;
 let shuttingDown = false;
 const shutdown = async (signal: string) => {
   if (shuttingDown) return;
@@ -48,6 +50,7 @@ const shutdown = async (signal: string) => {
   log(`\n${signal}: draining — polling stopped, letting in-flight invocations finish ...`);
   await cloud?.stop({ graceMs: 10_000 }).catch((error: unknown) => log(`  (cloud stop: ${String(error)})`));
   removeLocalCloudFile();
+  await cloudwatch?.stop();
   await partner.stop();
   log('stopping engines ...');
   await engines.stop();
@@ -79,11 +82,13 @@ for (const mapping of resources.mappings) log(`  mapping   ${mapping.eventSource
 for (const url of resources.urls) log(`  url       ${url.url}  → ${url.functionName}`);
 log(`  (not emulated: ${resources.ignoredTypes.join(', ')})`);
 
+cloudwatch = await serveCloudWatch(cloud.metrics);
+log(`  cloudwatch ${cloudwatch.url}  (metrics the functions logged as EMF: GetMetricData, ListMetrics)`);
 writeLocalCloudFile({
   pid: process.pid,
   stackName: resources.stackName,
   region: LOCAL_REGION,
-  environment: engineEnvironment(engines),
+  environment: { ...engineEnvironment(engines), AWS_ENDPOINT_URL_CLOUDWATCH: cloudwatch.url },
   outputs: resources.outputs,
   startedAt: new Date().toISOString(),
 });

@@ -244,9 +244,12 @@ export function startDynamoDbStreamEventSource(options: DynamoDbStreamEventSourc
         }
       } catch (error) {
         if (abortSignal.aborted) return;
-        reportError(error);
+        const trimmed = (error as { name?: unknown }).name === 'TrimmedDataAccessException';
+        // DynamoDB Local answers a LATEST iterator on a brand-new, empty shard this way; the
+        // recovery below is the whole story, so it is not worth an error line.
+        if (!trimmed || shard.lastReadSequenceNumber !== undefined) reportError(error);
         shard.iterator = undefined; // read again from the last record read
-        if ((error as { name?: unknown }).name === 'TrimmedDataAccessException') {
+        if (trimmed) {
           shard.lastReadSequenceNumber = undefined; // the position was trimmed away: resume at the oldest record left
           shard.startingPosition = 'TRIM_HORIZON';
         }
