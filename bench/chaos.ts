@@ -12,7 +12,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startEngines } from '../local/engines/index.ts';
 import { startLocalCloud } from '../local/cloud/index.ts';
 import { balanceMismatches, drainQueue, sendCredits } from '../local/demo/ledger.ts';
-import { queueDepth } from '../local/demo/progress.ts';
+import { queueCounts } from '../shared/queues/index.ts';
 import { startPartnerApi } from '../local/partner-api/server.ts';
 
 const LEVELS = [
@@ -44,7 +44,7 @@ for (const faults of LEVELS) {
       drainSeconds: Number((drainMs / 1000).toFixed(1)),
       duplicatesSuppressed: cloud.metrics.total('DuplicatesSuppressed'),
       retries: cloud.metrics.total('JobsRetried'),
-      deadLettered: (await queueDepth(sqs, outputs.JobsDeadLetterQueueUrl as string)).visible,
+      deadLettered: (await queueCounts(sqs, outputs.JobsDeadLetterQueueUrl as string)).visible,
       balanceMismatches: mismatches.length,
     };
     rows.push(row);

@@ -2,24 +2,7 @@ import {
   ChangeMessageVisibilityBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient,
 } from '@aws-sdk/client-sqs';
 
-/** A queue's counters as SQS reports them (approximate, as SQS says). */
-export interface QueueCounts {
-  readonly visible: number;
-  readonly inFlight: number;
-  readonly delayed: number;
-}
-
-export async function queueCounts(sqs: SQSClient, queueUrl: string): Promise<QueueCounts> {
-  const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({
-    QueueUrl: queueUrl,
-    AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-  }));
-  return {
-    visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
-    delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
-  };
-}
+export { queueCounts, type QueueCounts } from '../../shared/queues/index.ts';
 
 export async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
   const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));

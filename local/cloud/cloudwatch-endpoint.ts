@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MetricsCollector } from './metrics.ts';
+import { readBody } from '../http.ts';
 
 /** The dimensions ballast's EMF metrics carry (Powertools defaults plus ballast's own). */
 const KNOWN_DIMENSIONS = ['service', 'workerVersion', 'reason'] as const;
@@ -42,12 +43,11 @@ export async function serveCloudWatch(metrics: MetricsCollector, port = 0): Prom
 }
 
 async function handle(metrics: MetricsCollector, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const body = await readBody(request);
   const target = String(request.headers['x-amz-target'] ?? '');
   let input: Record<string, unknown> = {};
   try {
-    input = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>) : {};
+    input = body ? (JSON.parse(body) as Record<string, unknown>) : {};
   } catch {
     return reply(response, 400, { __type: 'InvalidParameterValue', message: 'body is not JSON' });
   }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { readBody } from '../http.ts';
 
 /**
  * Serves a Lambda Function URL on a local port: each HTTP request becomes the payload-format 2.0
@@ -58,13 +59,4 @@ function toEvent(request: IncomingMessage, url: URL, body: string): APIGatewayPr
     },
     ...(body ? { body, isBase64Encoded: false } : { isBase64Encoded: false }),
   };
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
 }

@@ -2,7 +2,7 @@ import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { accountKey } from '../../shared/jobs/index.ts';
-import { queueDepth } from './progress.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
 
 /**
  * A ledger workload whose correct end state is known exactly: `count` credits spread over
@@ -29,7 +29,7 @@ export async function sendCredits(options: { sqs: SQSClient; queueUrl: string; c
 export async function drainQueue(sqs: SQSClient, queueUrl: string, timeoutMs: number): Promise<number> {
   const startedAtMs = Date.now();
   for (;;) {
-    const depth = await queueDepth(sqs, queueUrl);
+    const depth = await queueCounts(sqs, queueUrl);
     if (depth.visible + depth.inFlight + depth.delayed === 0) return Date.now() - startedAtMs;
     if (Date.now() - startedAtMs > timeoutMs) throw new Error(`queue not drained after ${timeoutMs} ms: ${JSON.stringify(depth)}`);
     await new Promise((resolve) => setTimeout(resolve, 500));

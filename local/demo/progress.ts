@@ -1,24 +1,5 @@
-import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { QueueCounts } from '../../shared/queues/index.ts';
 import type { MetricsCollector } from '../cloud/metrics.ts';
-
-/** Queue depth as SQS reports it. */
-export interface QueueDepth {
-  readonly visible: number;
-  readonly inFlight: number;
-  readonly delayed: number;
-}
-
-export async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<QueueDepth> {
-  const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({
-    QueueUrl: queueUrl,
-    AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-  }));
-  return {
-    visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
-    delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
-  };
-}
 
 /** What the live display and the summary show, read from the local CloudWatch stand-in. */
 export interface ProgressSnapshot {
@@ -46,7 +27,7 @@ export function snapshot(metrics: MetricsCollector): ProgressSnapshot {
 }
 
 /** One line for the live display. */
-export function progressLine(elapsedMs: number, sent: number, total: number, depth: QueueDepth, s: ProgressSnapshot): string {
+export function progressLine(elapsedMs: number, sent: number, total: number, depth: QueueCounts, s: ProgressSnapshot): string {
   const dlq = Object.entries(s.deadLettered);
   const dlqTotal = dlq.reduce((sum, [, n]) => sum + n, 0);
   const ms = (value: number | undefined) => (value === undefined ? '-' : `${Math.round(value)}ms`);

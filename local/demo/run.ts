@@ -1,7 +1,8 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { LocalCloud } from '../cloud/index.ts';
 import { paceMessages } from './producer.ts';
-import { progressLine, queueDepth, snapshot } from './progress.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
+import { progressLine, snapshot } from './progress.ts';
 import { demoWorkload } from './workload.ts';
 
 export interface DemoOptions {
@@ -56,7 +57,7 @@ export async function runDemo(options: DemoOptions): Promise<string> {
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     if (options.isShuttingDown()) return 'interrupted';
-    const depth = await queueDepth(sqs, queueUrl);
+    const depth = await queueCounts(sqs, queueUrl);
     const line = progressLine(Date.now() - startedAtMs, sent, messages.length, depth, snapshot(cloud.metrics));
     if (interactive) process.stdout.write(`\r\x1b[2K${line}`);
     else if (Date.now() - lastPrintMs >= 5_000) {
@@ -76,7 +77,7 @@ export async function runDemo(options: DemoOptions): Promise<string> {
   await reader;
   await cloud.streamsIdle(20_000).catch(() => undefined);
   const s = snapshot(cloud.metrics);
-  const dlqDepth = (await queueDepth(sqs, dlqUrl)).visible;
+  const dlqDepth = (await queueCounts(sqs, dlqUrl)).visible;
   const byKind = Object.entries(Object.groupBy(messages, (m) => m.kind)).map(([kind, list]) => `${kind} ${list?.length ?? 0}`).join(', ');
   const dlqTotal = Object.values(s.deadLettered).reduce((a, b) => a + b, 0);
   log(`  sent        ${messages.length} (${byKind})`);

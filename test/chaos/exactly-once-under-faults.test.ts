@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { startLocalCloud } from '../../local/cloud/index.ts';
 import { balanceMismatches, drainQueue, sendCredits } from '../../local/demo/ledger.ts';
-import { queueDepth } from '../../local/demo/progress.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
 import { startPartnerApi } from '../../local/partner-api/server.ts';
 import { useEngines } from '../helpers/engines.ts';
 
@@ -29,7 +29,7 @@ describe('chaos: exactly-once effects while invocations crash and time out', () 
     const drainedAfterMs = await drainQueue(local.sqs, outputs.JobsQueueUrl as string, 180_000);
     // THEN no effect was lost or doubled, and nothing was dead-lettered
     assert.deepEqual(await balanceMismatches(local.documents, outputs.StateTableName as string, expected), []);
-    assert.equal((await queueDepth(local.sqs, outputs.JobsDeadLetterQueueUrl as string)).visible, 0);
+    assert.equal((await queueCounts(local.sqs, outputs.JobsDeadLetterQueueUrl as string)).visible, 0);
     const duplicates = cloud.metrics.total('DuplicatesSuppressed');
     assert.ok(duplicates > 0, 'crashes after commit were redelivered and recognised as done');
     console.log(`chaos: 400 credits, crash 15 %, timeout 5 %: drained in ${(drainedAfterMs / 1000).toFixed(1)} s, duplicates suppressed ${duplicates}, balances exact`);

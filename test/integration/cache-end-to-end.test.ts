@@ -7,7 +7,7 @@ import { createEnvelope } from '../../shared/envelope/index.ts';
 import { accountKey } from '../../shared/jobs/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
-import { queueDepth } from '../../local/demo/progress.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
 import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server.ts';
 import { useEngines } from '../helpers/engines.ts';
 
@@ -55,7 +55,7 @@ describe('cache end to end: worker → state table stream → invalidator → re
       if (batch % 10 === 9) await sleep(200);
     }
     for (let i = 0; i < 240; i += 1) {
-      const depth = await queueDepth(local.sqs, outputs.JobsQueueUrl as string);
+      const depth = await queueCounts(local.sqs, outputs.JobsQueueUrl as string);
       if (depth.visible + depth.inFlight + depth.delayed === 0) break;
       await sleep(500);
     }

@@ -45,6 +45,19 @@ describe('ballast doctor (one local cloud, checks in sequence)', () => {
     assert.equal(code, 0);
   });
 
+  it('status: depth, in flight, DLQ depth and worker versions, as JSON; exit 0 with an empty DLQ', async () => {
+    const run = await fixture.cli(['status', '--json']);
+    assert.equal(run.code, 0, run.stderr);
+    const status = JSON.parse(run.stdout) as {
+      stackName: string; jobs: { visible: number; inFlight: number }; deadLetters: { visible: number };
+      workerVersions: { value?: Record<string, number> }; cache: { status: string };
+    };
+    assert.equal(status.stackName, 'ballast-local');
+    assert.equal(status.jobs.visible, 0);
+    assert.equal(status.deadLetters.visible, 0);
+    assert.ok(Object.keys(status.workerVersions.value ?? {}).length >= 1, `worker versions seen: ${run.stdout}`);
+  });
+
   it('flags an orphan lock past its lease', async () => {
     const nowMs = Date.now();
     const item = { pk: 'lock#acc-orphan', ownerToken: 'crashed-worker', fence: nowMs - 120_000, leaseUntilMs: nowMs - 60_000, expiresAtEpochSeconds: Math.ceil(nowMs / 1000) + 3600 };

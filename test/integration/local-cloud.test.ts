@@ -7,7 +7,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { accountKey } from '../../shared/jobs/index.ts';
 import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
-import { queueDepth } from '../../local/demo/progress.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
 import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server.ts';
 import { useEngines } from '../helpers/engines.ts';
 import { exitOf, runNode, waitForOutput } from '../helpers/processes.ts';
@@ -86,13 +86,13 @@ describe('local cloud: the synthesized stack on the engines', () => {
     // WHEN it is terminated mid-run
     first.kill('SIGTERM');
     assert.equal(await exitOf(first, 30_000), 0, 'exits 0 after draining');
-    const left = await queueDepth(local.sqs, outputs.JobsQueueUrl as string);
+    const left = await queueCounts(local.sqs, outputs.JobsQueueUrl as string);
     // THEN a restarted cloud drains the rest, and every balance is exactly its credits
     const second = child();
     await waitForOutput(second, /READY/, 60_000);
     try {
       await eventually(async () => {
-        const depth = await queueDepth(local.sqs, outputs.JobsQueueUrl as string);
+        const depth = await queueCounts(local.sqs, outputs.JobsQueueUrl as string);
         return depth.visible + depth.inFlight + depth.delayed === 0;
       }, 90_000, 'the restarted cloud to drain the queue');
     } finally {
@@ -104,7 +104,7 @@ describe('local cloud: the synthesized stack on the engines', () => {
       const out = await documents.send(new GetCommand({ TableName: outputs.StateTableName, Key: { pk: accountKey(accountId) }, ConsistentRead: true }));
       assert.equal(out.Item?.balance, balance, `${accountId} (messages left at SIGTERM: ${JSON.stringify(left)})`);
     }
-    assert.equal((await queueDepth(local.sqs, outputs.JobsDeadLetterQueueUrl as string)).visible, 0, 'nothing dead-lettered');
+    assert.equal((await queueCounts(local.sqs, outputs.JobsDeadLetterQueueUrl as string)).visible, 0, 'nothing dead-lettered');
   });
 
   it('serves the read API on its Function URL: miss, then hit, 404 and 400', async () => {
