@@ -80,6 +80,7 @@ for (const table of resources.tables) log(`  table     ${table.name}${table.stre
 for (const fn of resources.functions) log(`  function  ${fn.name}  (timeout ${fn.timeoutMs / 1000}s, ${fn.memoryLimitInMB} MB)`);
 for (const mapping of resources.mappings) log(`  mapping   ${mapping.eventSourceArn.split(':').slice(5).join(':')} → ${mapping.functionName}`);
 for (const url of resources.urls) log(`  url       ${url.url}  → ${url.functionName}`);
+for (const check of cloud.preTrafficChecks) log(`  pre-traffic check  ${check.hookFunctionName} → ${check.functionName}: ${check.status}`);
 log(`  (not emulated: ${resources.ignoredTypes.join(', ')})`);
 
 cloudwatch = await serveCloudWatch(cloud.metrics);

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 /** A CloudFormation template as synthesized. */
 export interface Template {
-  readonly Resources: Record<string, { Type: string; Properties?: Record<string, unknown>; Metadata?: Record<string, unknown> }>;
+  readonly Resources: Record<string, { Type: string; Properties?: Record<string, unknown>; Metadata?: Record<string, unknown>; UpdatePolicy?: Record<string, unknown> }>;
   readonly Outputs?: Record<string, { Value: unknown }>;
 }
 

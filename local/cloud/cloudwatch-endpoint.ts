@@ -1,19 +1,14 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MetricsCollector } from './metrics.ts';
-import { readBody } from '../http.ts';
+import { listenLocal, readBody, type LocalEndpoint } from '../http.ts';
 
 /** The dimensions ballast's EMF metrics carry (Powertools defaults plus ballast's own). */
 const KNOWN_DIMENSIONS = ['service', 'workerVersion', 'reason'] as const;
 const NAMESPACE = 'Ballast';
 const TARGET_PREFIX = 'GraniteServiceVersion20100801.';
 
-/** A running local CloudWatch endpoint. */
-export interface CloudWatchEndpoint {
-  /** Put this in `AWS_ENDPOINT_URL_CLOUDWATCH`. */
-  readonly url: string;
-  stop(): Promise<void>;
-}
+/** A running local CloudWatch endpoint; its `url` goes in `AWS_ENDPOINT_URL_CLOUDWATCH`. */
+export type CloudWatchEndpoint = LocalEndpoint;
 
 /**
  * A minimal CloudWatch API (the AWS JSON 1.0 protocol `@aws-sdk/client-cloudwatch` speaks) over
@@ -29,17 +24,8 @@ export interface CloudWatchEndpoint {
  * Other namespaces (AWS/SQS, AWS/Lambda) have no data: callers fall back to what the queues and
  * tables show directly.
  */
-export async function serveCloudWatch(metrics: MetricsCollector, port = 0): Promise<CloudWatchEndpoint> {
-  const server = createServer((request, response) => void handle(metrics, request, response));
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const { port: bound } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${bound}`,
-    stop: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
+export function serveCloudWatch(metrics: MetricsCollector, port = 0): Promise<CloudWatchEndpoint> {
+  return listenLocal((request, response) => handle(metrics, request, response), port);
 }
 
 async function handle(metrics: MetricsCollector, request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -8,6 +9,8 @@ import { startSqsEventSource, type SqsEventSource, type InvocationSummary } from
 import { startDynamoDbStreamEventSource, type DynamoDbStreamEventSource } from '../lambda/dynamodb-stream-event-source.ts';
 import { synthesize } from './assembly.ts';
 import { serveFunctionUrl } from './function-url.ts';
+import { serveCodeDeploy } from './codedeploy-endpoint.ts';
+import { serveLambda } from './lambda-endpoint.ts';
 import { MetricsCollector } from './metrics.ts';
 import { provision, type LocalResources } from './provision.ts';
 
@@ -36,6 +39,11 @@ export interface LocalCloud {
   readonly metrics: MetricsCollector;
   readonly runtimes: ReadonlyMap<string, FunctionRuntime>;
   readonly faults: FunctionFaults;
+  /**
+   * The stack's CodeDeploy pre-traffic hooks, run once at start as a deployment would: the hook
+   * invokes the new version with a readiness event and reports Succeeded or Failed.
+   */
+  readonly preTrafficChecks: readonly { readonly functionName: string; readonly hookFunctionName: string; readonly status: string }[];
   /** Resolves when every stream mapping has caught up and is idle; rejects after `timeoutMs`. */
   streamsIdle(timeoutMs: number): Promise<void>;
   /**
@@ -64,8 +72,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
 
   const metrics = new MetricsCollector();
   const faults = options.faults ?? {};
-  const baseEnvironment = engineEnvironment(options.engines);
   const runtimes = new Map<string, FunctionRuntime>();
+  // Functions reach each other (Invoke) and CodeDeploy (hook verdicts) like any other AWS API.
+  const lambdaApi = await serveLambda(runtimes);
+  const codeDeploy = await serveCodeDeploy();
+  const baseEnvironment = { ...engineEnvironment(options.engines), AWS_ENDPOINT_URL_LAMBDA: lambdaApi.url, AWS_ENDPOINT_URL_CODEDEPLOY: codeDeploy.url };
   for (const fn of resources.functions) {
     runtimes.set(fn.name, new FunctionRuntime({
       functionName: fn.name,
@@ -144,12 +155,26 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     servers.push(await serveFunctionUrl(url.port, (event) => runtime.invoke(event)));
   }
 
+  const preTrafficChecks = [];
+  for (const hook of resources.preTrafficHooks) {
+    const executionId = randomUUID();
+    let status: string;
+    try {
+      await runtimeOf(hook.hookFunctionName).invoke({ DeploymentId: `d-LOCAL${preTrafficChecks.length + 1}`, LifecycleEventHookExecutionId: executionId });
+      status = (await codeDeploy.statusOf(executionId, 5_000)).status;
+    } catch (error) {
+      status = `Failed (${(error as Error).message})`;
+    }
+    preTrafficChecks.push({ functionName: hook.functionName, hookFunctionName: hook.hookFunctionName, status });
+  }
+
   let stopping: Promise<void> | undefined;
   return {
     resources,
     metrics,
     runtimes,
     faults,
+    preTrafficChecks,
     streamsIdle: async (timeoutMs) => void (await Promise.all(streamSources.map((source) => source.idle(timeoutMs)))),
     stop: (stopOptions = {}) => {
       stopping ??= (async () => {
@@ -160,6 +185,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
           server.close(() => resolve());
         })));
         await Promise.all([...runtimes.values()].map((runtime) => runtime.stop()));
+        await Promise.all([lambdaApi.stop(), codeDeploy.stop()]);
         dynamodb.destroy();
         streams.destroy();
         sqs.destroy();

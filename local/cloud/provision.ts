@@ -30,6 +30,8 @@ export interface LocalMapping {
   readonly properties: Record<string, unknown>;
 }
 export interface LocalUrl { readonly logicalId: string; readonly functionName: string; readonly port: number; readonly url: string }
+/** A CodeDeploy pre-traffic hook on an alias: what a deployment runs before shifting traffic. */
+export interface LocalTrafficHook { readonly aliasLogicalId: string; readonly functionName: string; readonly hookFunctionName: string }
 
 /** Everything the local cloud created from one stack's template. */
 export interface LocalResources {
@@ -39,6 +41,7 @@ export interface LocalResources {
   readonly functions: LocalFunction[];
   readonly mappings: LocalMapping[];
   readonly urls: LocalUrl[];
+  readonly preTrafficHooks: LocalTrafficHook[];
   /** Resource types in the template that have no local counterpart (IAM, VPC, alarms, ...). */
   readonly ignoredTypes: string[];
   /** Stack outputs, resolved to local values where they can be. */
@@ -111,9 +114,13 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     refs.set(id, arn('lambda', `function:${name}:1`));
     attributes.set(id, { Version: '1' });
   }
+  const preTrafficHooks: LocalTrafficHook[] = [];
   for (const [id, r] of of('AWS::Lambda::Alias')) {
     const p = props(r);
-    refs.set(id, arn('lambda', `function:${String(resolve(p.FunctionName, context))}:${String(p.Name)}`));
+    const functionName = String(resolve(p.FunctionName, context));
+    refs.set(id, arn('lambda', `function:${functionName}:${String(p.Name)}`));
+    const hook = (r.UpdatePolicy?.CodeDeployLambdaAliasUpdate as { BeforeAllowTrafficHook?: unknown } | undefined)?.BeforeAllowTrafficHook;
+    if (hook) preTrafficHooks.push({ aliasLogicalId: id, functionName, hookFunctionName: functionNameOf(resolve(hook, context)) });
   }
   const urls: LocalUrl[] = [];
   for (const [id, r] of of('AWS::Lambda::Url')) {
@@ -207,7 +214,7 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     }
   }
   const ignoredTypes = [...new Set(resources.map(([, r]) => r.Type).filter((type) => !handled.has(type)))].sort();
-  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, ignoredTypes, outputs };
+  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, preTrafficHooks, ignoredTypes, outputs };
 }
 
 /** `name`, `name:qualifier` or a function/alias ARN → the function name. */

@@ -107,6 +107,19 @@ describe('local cloud: the synthesized stack on the engines', () => {
     assert.equal((await queueCounts(local.sqs, outputs.JobsDeadLetterQueueUrl as string)).visible, 0, 'nothing dead-lettered');
   });
 
+  it('runs the CodeDeploy pre-traffic hook as a deployment would: it invokes the worker\'s readiness probe', async () => {
+    // GIVEN a healthy stack, and one whose cache endpoint answers nothing
+    const healthy = await startLocalCloud({ engines: local.engines, context: { partnerApiUrl: partner.url } });
+    await healthy.stop({ graceMs: 1_000 });
+    const noCache = { ...local.engines, redis: { endpoint: 'redis://127.0.0.1:1', port: 1 } };
+    const broken = await startLocalCloud({ engines: noCache, context: { partnerApiUrl: partner.url } });
+    await broken.stop({ graceMs: 1_000 });
+    // THEN the hook passes the first and fails the second, before any traffic
+    assert.deepEqual(healthy.preTrafficChecks.map((check) => check.status), ['Succeeded']);
+    assert.match(healthy.preTrafficChecks[0]?.functionName ?? '', /WorkerFunction/);
+    assert.deepEqual(broken.preTrafficChecks.map((check) => check.status), ['Failed']);
+  });
+
   it('serves the read API on its Function URL: miss, then hit, 404 and 400', async () => {
     const cloud: LocalCloud = await startLocalCloud({ engines: local.engines, context: { partnerApiUrl: partner.url } });
     try {
