@@ -28,10 +28,3 @@ export class UsageError extends CliError {
     super(EXIT.usage, message, options);
   }
 }
-
-/** The stack (or one of its services) cannot be reached. */
-export class StackUnreachableError extends CliError {
-  constructor(message: string, options?: ErrorOptions) {
-    super(EXIT.unreachable, message, options);
-  }
-}

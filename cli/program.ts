@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ProducerError } from '../shared/producer/index.ts';
-import type { ClientOverrides } from './context.ts';
+import { StackUnreachableError } from '../shared/operations/errors.ts';
+import type { ClientOverrides } from '../shared/operations/context.ts';
 import { CliError, EXIT, type ExitCode } from './errors.ts';
 import { line, processIo, type CliIo } from './io.ts';
 import { cacheCommand } from './commands/cache.ts';
@@ -58,6 +59,10 @@ export async function runCli(args: readonly string[], deps: CliDependencies = {}
     if (error instanceof CliError) {
       line(io.stderr, `ballast: ${error.message}`);
       return error.exitCode;
+    }
+    if (error instanceof StackUnreachableError) {
+      line(io.stderr, `ballast: ${error.message}`);
+      return EXIT.unreachable;
     }
     if (error instanceof ProducerError) {
       line(io.stderr, `ballast: ${error.message}`);

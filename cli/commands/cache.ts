@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { checkCache } from '../ops/cache.ts';
+import { checkCache } from '../../shared/operations/cache.ts';
 import { EXIT } from '../errors.ts';
 import { line, printJson } from '../io.ts';
 import { positiveInteger, withContext, type CommandEnvironment } from './shared.ts';

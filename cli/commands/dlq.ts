@@ -1,7 +1,7 @@
 import { Command } from 'commander';
-import { describeDeadLetter, isFiltered, type DeadLetterFilter } from '../ops/dlq-messages.ts';
-import { listDeadLetters, redriveAll, replayDeadLetters, type DlqLocation } from '../ops/dlq.ts';
-import type { OpsContext } from '../context.ts';
+import { describeDeadLetter, isFiltered, type DeadLetterFilter } from '../../shared/operations/dlq-messages.ts';
+import { listDeadLetters, redriveAll, replayDeadLetters, type DlqLocation } from '../../shared/operations/dlq.ts';
+import type { OpsContext } from '../../shared/operations/context.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import { line, printJson, progressBar, table } from '../io.ts';
 import { duration, list, positiveInteger, withContext, type CommandEnvironment } from './shared.ts';

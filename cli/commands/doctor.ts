@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { runDoctor } from '../ops/doctor/index.ts';
+import { runDoctor } from '../../shared/operations/doctor/index.ts';
 import { EXIT } from '../errors.ts';
 import { line, printJson } from '../io.ts';
 import { nonNegativeNumber, positiveInteger, withContext, type CommandEnvironment } from './shared.ts';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { closeContext, createContext, type ClientOverrides, type OpsContext } from '../context.ts';
-import { resolveStack } from '../discovery.ts';
+import { closeContext, createContext, type ClientOverrides, type OpsContext } from '../../shared/operations/context.ts';
+import { resolveStack } from '../../shared/operations/discovery.ts';
 import { UsageError, type ExitCode } from '../errors.ts';
 import { parseDurationMs, type CliIo } from '../io.ts';
 

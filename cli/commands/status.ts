@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { gatherStatus, type QueueStatus } from '../ops/status.ts';
+import { gatherStatus, type QueueStatus } from '../../shared/operations/status.ts';
 import { EXIT } from '../errors.ts';
 import { line, printJson } from '../io.ts';
 import { positiveInteger, withContext, type CommandEnvironment } from './shared.ts';

@@ -5,7 +5,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { accountKey } from '../../shared/jobs/index.ts';
 import { creditJob } from '../../shared/producer/index.ts';
-import { queueCounts } from '../../cli/ops/queues.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
 import { eventually, useCliFixture, type RunningCloud } from '../helpers/cli-fixture.ts';
 
 describe('ballast dlq list | show | replay', () => {

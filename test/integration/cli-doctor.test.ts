@@ -5,7 +5,7 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { accountCacheKeys, connectCacheClient, createCacheClient, encodeAccount, toCachedAccount, type CacheClient } from '../../shared/cache/index.ts';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { accountKey } from '../../shared/jobs/index.ts';
-import { queueCounts } from '../../cli/ops/queues.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
 import { eventually, useCliFixture, type RunningCloud } from '../helpers/cli-fixture.ts';
 
 interface Check { id: string; verdict: string; evidence: string[]; next: string }

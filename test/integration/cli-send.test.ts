@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateQueueCommand, PurgeQueueCommand, ReceiveMessageCommand, DeleteMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { queueCounts } from '../../cli/ops/queues.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
 import { useCliFixture } from '../helpers/cli-fixture.ts';
 
 /**

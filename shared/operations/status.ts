@@ -1,5 +1,5 @@
 import { DescribeServerlessCachesCommand } from '@aws-sdk/client-elasticache';
-import type { OpsContext } from '../context.ts';
+import type { OpsContext } from './context.ts';
 import { MetricsReader, type AlarmState, type MetricsAnswer } from './metrics.ts';
 import { peekOldestAgeSeconds, queueCounts, queueName, type QueueCounts } from './queues.ts';
 

@@ -1,5 +1,5 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { localCloudFile, readLocalCloudFile } from '../shared/discovery/index.ts';
+import { localCloudFile, readLocalCloudFile } from '../discovery/index.ts';
 import { StackUnreachableError } from './errors.ts';
 
 /** The outputs every command may need (see infra/ballast-stack.ts). */

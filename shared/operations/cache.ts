@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { AccountCache, createCacheClient, type ReconcileReport } from '../../shared/cache/index.ts';
-import { createObservability } from '../../shared/observability/index.ts';
-import { StackUnreachableError } from '../errors.ts';
+import { AccountCache, createCacheClient, type ReconcileReport } from '../cache/index.ts';
+import { createObservability } from '../observability/index.ts';
+import { StackUnreachableError } from './errors.ts';
 
 export interface CacheCheckOptions {
   readonly cacheUrl: string | undefined;

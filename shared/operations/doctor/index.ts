@@ -1,4 +1,4 @@
-import type { OpsContext } from '../../context.ts';
+import type { OpsContext } from '../context.ts';
 import { runChecks, type CheckResult, type Verdict } from './checks.ts';
 import { gatherEvidence, type DoctorOptions } from './evidence.ts';
 

@@ -2,7 +2,7 @@ import {
   ChangeMessageVisibilityBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient,
 } from '@aws-sdk/client-sqs';
 
-export { queueCounts, type QueueCounts } from '../../shared/queues/index.ts';
+export { queueCounts, type QueueCounts } from '../queues/index.ts';
 
 export async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
   const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));

@@ -1,5 +1,5 @@
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { STATUS } from '../../shared/idempotency/index.ts';
+import { STATUS } from '../idempotency/index.ts';
 
 /** A lock still owned although its lease ran out: its holder died or stalled. */
 export interface OrphanLock {

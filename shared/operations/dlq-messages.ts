@@ -1,5 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import { parseEnvelope, type Envelope } from '../../shared/envelope/index.ts';
+import { parseEnvelope, type Envelope } from '../envelope/index.ts';
 
 /** A DLQ message as operators see it: why it failed (the worker's `ballast.*` attributes) and what it is. */
 export interface DeadLetter {

@@ -1,7 +1,7 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { payloadHash, recordKey, STATUS, type IdempotencyRecord } from '../../shared/idempotency/index.ts';
-import { CONTROL_TABLE } from '../../shared/tables/index.ts';
-import { JOB_SPECS } from '../../shared/producer/index.ts';
+import { payloadHash, recordKey, STATUS, type IdempotencyRecord } from '../idempotency/index.ts';
+import { CONTROL_TABLE } from '../tables/index.ts';
+import { JOB_SPECS } from '../producer/index.ts';
 import type { DeadLetter } from './dlq-messages.ts';
 
 /** What a replay re-check decided for one dead letter. */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ReconcileReport } from '../../../shared/cache/index.ts';
-import { METRICS } from '../../../shared/observability/index.ts';
-import type { OpsContext } from '../../context.ts';
+import type { ReconcileReport } from '../../cache/index.ts';
+import { METRICS } from '../../observability/index.ts';
+import type { OpsContext } from '../context.ts';
 import { checkCache } from '../cache.ts';
 import { scanControlTable, type ControlTableScan } from '../control-table.ts';
 import { listDeadLetters, type DlqListing } from '../dlq.ts';

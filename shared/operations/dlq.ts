@@ -2,7 +2,7 @@ import {
   DeleteMessageCommand, GetQueueUrlCommand, SendMessageCommand, StartMessageMoveTaskCommand, type MessageAttributeValue, type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { messageDeduplicationId, messageGroupId } from '../../shared/producer/index.ts';
+import { messageDeduplicationId, messageGroupId } from '../producer/index.ts';
 import { queueArn, queueName, readMessages, releaseMessages } from './queues.ts';
 import { countByReason, matches, toDeadLetter, type DeadLetter, type DeadLetterFilter, type ReasonCount } from './dlq-messages.ts';
 import { checkReplay, REPLAY_DECISIONS, type ReplayDecision } from './replay-check.ts';

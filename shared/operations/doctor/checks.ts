@@ -1,4 +1,4 @@
-import { REASONS } from '../../../shared/errors/index.ts';
+import { REASONS } from '../../errors/index.ts';
 import { total, type MetricsAnswer } from '../metrics.ts';
 import type { Evidence } from './evidence.ts';
 
