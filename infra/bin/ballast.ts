@@ -1,8 +1,12 @@
-/** CDK app entry: `npx cdk synth|deploy -c env=<local|dev|staging|prod> [-c alarmEmail=...] [-c partnerApiUrl=...]`. */
+/**
+ * CDK app entry: `npx cdk synth|deploy -c env=<local|dev|staging|prod> [-c alarmEmail=...]
+ * [-c partnerApiUrl=...] [-c workerVersion=...]` (the worker version defaults to package version + code hash).
+ */
 import { App } from 'aws-cdk-lib';
 import { environmentConfig } from '../config.ts';
 import { BallastStack } from '../ballast-stack.ts';
 import { addNagChecks, suppressReviewedFindings } from '../nag-suppressions.ts';
+import { codeVersion } from '../code-version.ts';
 
 const app = new App();
 const config = environmentConfig(app.node.tryGetContext('env') ?? 'dev', {
@@ -11,7 +15,7 @@ const config = environmentConfig(app.node.tryGetContext('env') ?? 'dev', {
 });
 const stack = new BallastStack(app, `ballast-${config.name}`, {
   config,
-  workerVersion: app.node.tryGetContext('workerVersion') ?? process.env.npm_package_version ?? '0.0.0',
+  workerVersion: app.node.tryGetContext('workerVersion') ?? codeVersion(),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 suppressReviewedFindings(stack);

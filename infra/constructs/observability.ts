@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
 import { Duration } from 'aws-cdk-lib';
-import { AlarmStatusWidget, ComparisonOperator, TreatMissingData, type Dashboard, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, AlarmStatusWidget, ComparisonOperator, MathExpression, Metric, Stats, TreatMissingData, type Dashboard, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { BillingMode } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -129,14 +129,6 @@ export class BallastObservability extends Construct {
         addDeadLetterQueueMaxSizeAlarm: {
           Critical: { ...quietWhenMissing, maxMessageCount: 0, alarmDescriptionOverride: runbook.deadLetters },
         },
-        // Rolls a canary back on *new* dead letters only: old ones waiting for replay must not
-        // block every deployment for up to 14 days.
-        addDeadLetterQueueMaxIncomingMessagesAlarm: {
-          Rollback: {
-            ...quietWhenMissing, maxIncomingMessagesCount: 0, customTags: [ROLLBACK_TAG],
-            alarmDescriptionOverride: `New messages are arriving in the dead-letter queue (during a deployment this rolls the new version back). ${runbook.deadLetters}`,
-          },
-        },
       })
       .monitorCustom(segments.workerDeliveries({
         queue: props.jobs.queue, alias: props.worker.alias, functionName: props.worker.function.functionName, timeout: props.workerTimeout,
@@ -197,7 +189,33 @@ export class BallastObservability extends Construct {
     props.worker.errorsAlarm.addOkAction(notify);
     for (const rollback of facade.createdAlarmsWithTag(ROLLBACK_TAG)) props.worker.deploymentGroup.addAlarm(rollback.alarm);
 
-    this.alarms = [...facade.createdAlarms().map((created) => created.alarm), props.worker.errorsAlarm];
+    // A canary rolls back on failures of *its own code*: records of the deployed version failing
+    // with errors ballast did not expect. Dead letters in general are no signal — insufficient
+    // funds or a producer's malformed message say nothing about the new version.
+    const byReason = (metricName: string) => new Metric({
+      namespace: BALLAST_NAMESPACE, metricName, statistic: Stats.SUM, period: Duration.minutes(1),
+      dimensionsMap: { service: worker.service, workerVersion: worker.workerVersion, reason: 'unexpected' },
+    });
+    const codeFaults = new Alarm(this, 'WorkerCodeFaults', {
+      alarmName: `ballast-${env}-Worker-CodeFaults-Rollback`,
+      alarmDescription: `Worker version ${worker.workerVersion} fails records with unexpected errors (a bug, not bad input or a business rule); `
+        + `during a deployment this rolls the new version back. First: \`ballast doctor --env ${env}\` (does only the new version fail?), then the worker's error logs.`,
+      metric: new MathExpression({
+        expression: 'FILL(deadLettered, 0) + FILL(retried, 0)',
+        usingMetrics: { deadLettered: byReason('SentToDlq'), retried: byReason('JobsRetried') },
+        period: Duration.minutes(1),
+        label: 'records failing with unexpected errors',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    codeFaults.addAlarmAction(notify);
+    codeFaults.addOkAction(notify);
+    props.worker.deploymentGroup.addAlarm(codeFaults);
+
+    this.alarms = [...facade.createdAlarms().map((created) => created.alarm), props.worker.errorsAlarm, codeFaults];
     facade.addWidget(new AlarmStatusWidget({ title: `Alarms (ballast-${env})`, alarms: this.alarms, width: 24, height: 4 }));
 
     const dashboard = dashboards.dashboard;

@@ -79,6 +79,8 @@ export class FunctionRuntime {
   /** Invokes the function with `event`; rejects with {@link InvocationError} as Lambda would report. */
   async invoke(event: unknown, timeoutMs = this.options.timeoutMs): Promise<unknown> {
     if (this.#stopped) throw new InvocationError('Runtime.ExitError', `${this.options.functionName} is stopped`);
+    // The clock starts now, as the caller's does: a cold start eats into the timeout.
+    const deadlineMs = Date.now() + timeoutMs;
     const sandbox = await this.#acquire();
     const faults = this.options.faults ?? {};
     const random = this.options.random ?? Math.random;
@@ -86,7 +88,7 @@ export class FunctionRuntime {
     const delay = random() < (faults.delayPastTimeoutRate ?? 0);
     const id = this.#nextId++;
     const message: InvokeMessage = {
-      id, event, deadlineMs: Date.now() + timeoutMs, awsRequestId: randomUUID(), ...(delay ? { delayMs: timeoutMs + 1_000 } : {}),
+      id, event, deadlineMs, awsRequestId: randomUUID(), ...(delay ? { delayMs: timeoutMs + 1_000 } : {}),
     };
     try {
       const result = await new Promise<ResultMessage>((resolve, reject) => {
@@ -98,7 +100,7 @@ export class FunctionRuntime {
         const timer = setTimeout(() => {
           settle();
           reject(new InvocationError('Timeout', `Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`));
-        }, timeoutMs);
+        }, Math.max(0, deadlineMs - Date.now()));
         const onMessage = (reply: ResultMessage) => {
           if (reply.id !== id) return;
           settle();

@@ -89,10 +89,12 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
           signal,
           onHeartbeat: async () => {
             // Keep the message hidden for as long as the lease is held.
-            await options.sqs.send(new ChangeMessageVisibilityBatchCommand({
+            const out = await options.sqs.send(new ChangeMessageVisibilityBatchCommand({
               QueueUrl: await queueUrlOf(record.eventSourceARN),
               Entries: [{ Id: '0', ReceiptHandle: record.receiptHandle, VisibilityTimeout: Math.ceil((options.store.leaseMs * 2) / 1000) }],
             }));
+            // A batch call reports per-entry failures without throwing; the message may reappear.
+            if (out.Failed?.length) throw new Error(`could not extend the message's visibility: ${out.Failed[0]?.Code} ${out.Failed[0]?.Message ?? ''}`);
           },
         });
       },
@@ -124,6 +126,9 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
             Number(o.error.context.retryAfterMs ?? 0) / 1000),
         }));
         await options.sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: entries }))
+          .then((out) => {
+            if (out.Failed?.length) logger.warn('could not back off some retried records; they reappear after the visibility timeout', { failed: out.Failed });
+          })
           .catch((error: unknown) => logger.warn('could not back off retried records', { error: error as Error }));
       }
     }

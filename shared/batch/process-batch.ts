@@ -68,16 +68,18 @@ export async function processBatch(records: readonly SQSRecord[], options: Proce
     const { record, envelope } = unit;
     if (unit.parseError) return settle(unit, unit.parseError);
     if (!envelope) throw new Error('unreachable: a unit has an envelope or a parse error');
-    if (blocked) return retry(unit, new TransientError(REASONS.groupBlocked, 'an earlier message of this FIFO group failed'));
-    const key = `${envelope.idempotencyKey}\u0000${payloadHash(envelope.type, envelope.payload)}`;
+    // Records that never ran still go through settle(): on their last receive they are
+    // dead-lettered with a reason instead of being redriven by SQS without one.
+    if (blocked) return settle(unit, new TransientError(REASONS.groupBlocked, 'an earlier message of this FIFO group failed'));
+    const key = `${envelope.idempotencyKey}\u0000${payloadHash(envelope)}`;
     const leader = leaders.get(key);
     if (leader) {
       const first = await leader;
-      return first.status === 'retry' ? retry(unit, first.error) : { record, status: 'duplicate', envelope };
+      return first.status === 'retry' ? settle(unit, first.error) : { record, status: 'duplicate', envelope };
     }
     const own = (async (): Promise<RecordOutcome> => {
       if (settings.remainingTimeMs() < settings.deadlineMarginMs) {
-        return retry(unit, new TransientError(REASONS.deadline, `not started: ${settings.remainingTimeMs()} ms left, margin ${settings.deadlineMarginMs} ms`));
+        return settle(unit, new TransientError(REASONS.deadline, `not started: ${settings.remainingTimeMs()} ms left, margin ${settings.deadlineMarginMs} ms`));
       }
       try {
         const completion = await settings.run(record, envelope, deadline.signal);

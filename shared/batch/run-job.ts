@@ -52,7 +52,11 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
 function startHeartbeat(initial: Claim, options: RunJobOptions, lease: AbortController) {
   let current = initial;
   const intervalMs = Math.max(1, Math.floor(options.store.leaseMs / 3));
+  let beating = false;
   const timer = setInterval(() => {
+    // One heartbeat at a time: two overlapping transactions on the same items would conflict.
+    if (beating) return;
+    beating = true;
     options.store.extend(current)
       .then(async (extended) => {
         current = extended;
@@ -61,7 +65,8 @@ function startHeartbeat(initial: Claim, options: RunJobOptions, lease: AbortCont
       .catch((error: unknown) => {
         options.logger.warn('heartbeat failed; aborting the job', { error: error as Error });
         lease.abort(error);
-      });
+      })
+      .finally(() => void (beating = false));
   }, intervalMs);
   timer.unref();
   return { claim: () => current, stop: () => clearInterval(timer) };

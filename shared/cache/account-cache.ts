@@ -140,7 +140,10 @@ export class AccountCache {
    */
   async invalidate(change: AccountChange): Promise<{ tombstoneVersion: number; deleted: number }> {
     const keys = this.#invalidatedSchemaVersions.map((version) => accountCacheKeys(change.accountId, version));
-    const result = await this.#guarded('invalidate', () => this.#scripts.invalidate(keys, change.version, this.#options.tombstoneTtlMs));
+    // Not behind the breaker: a breaker that is open for a blip would fail every retry of the
+    // stream batch in a row and send live invalidations to the on-failure queue, leaving stale
+    // entries. Each attempt waits (bounded) for the connection instead.
+    const result = await this.#unguarded('invalidate', () => this.#scripts.invalidate(keys, change.version, this.#options.tombstoneTtlMs));
     const { metrics } = this.#options.observability;
     metrics.addMetric(CACHE_METRICS.invalidations, MetricUnit.Count, 1);
     if (change.committedAtMs !== undefined) {
@@ -236,6 +239,17 @@ export class AccountCache {
         throw error;
       }
       this.#breaker.onFailure();
+      throw unavailable(operation, error);
+    }
+  }
+
+  /** One Redis operation without the breaker; failures still become {@link CacheUnavailableError}. */
+  async #unguarded<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    try {
+      await this.#connect();
+      return await call();
+    } catch (error) {
+      if (isReplyError(error)) throw error;
       throw unavailable(operation, error);
     }
   }

@@ -27,6 +27,8 @@ export interface JobIdentity {
   readonly idempotencyKey: string;
   readonly type: string;
   readonly jobId: string;
+  /** Part of the job's identity: the same key on another resource is another intent, not a duplicate. */
+  readonly resourceId: string;
   readonly payload: unknown;
 }
 
@@ -35,11 +37,13 @@ export function recordKey(idempotencyKey: string): string {
 }
 
 /**
- * SHA-256 of the job type and payload with object keys sorted, so the same intent hashes the same
- * whatever order a producer serialized its fields in.
+ * SHA-256 of what makes a job the job it is — type, resource and payload — with object keys
+ * sorted, so the same intent hashes the same whatever order a producer serialized its fields in.
+ * The resource is included because payloads need not name it: a key reused on another account
+ * must be refused as reused, never mistaken for a duplicate and dropped.
  */
-export function payloadHash(type: string, payload: unknown): string {
-  return createHash('sha256').update(canonicalJson([type, payload])).digest('hex');
+export function payloadHash(job: { readonly type: string; readonly resourceId: string; readonly payload: unknown }): string {
+  return createHash('sha256').update(canonicalJson([job.type, job.resourceId, job.payload])).digest('hex');
 }
 
 function canonicalJson(value: unknown): string {
@@ -70,7 +74,7 @@ export function completeNewRecordItem(tableName: string, job: JobIdentity, resul
       Item: {
         [CONTROL_TABLE.partitionKey]: recordKey(job.idempotencyKey),
         status: STATUS.completed,
-        payloadHash: payloadHash(job.type, job.payload),
+        payloadHash: payloadHash(job),
         jobType: job.type,
         jobId: job.jobId,
         result: result ?? null,
@@ -95,7 +99,7 @@ export function claimRecordItem(
       Item: {
         [CONTROL_TABLE.partitionKey]: recordKey(job.idempotencyKey),
         status: STATUS.inProgress,
-        payloadHash: payloadHash(job.type, job.payload),
+        payloadHash: payloadHash(job),
         jobType: job.type,
         jobId: job.jobId,
         ownerToken,

@@ -197,9 +197,9 @@ export class IdempotencyStore {
   /** Our write lost to an existing record: a completed duplicate, a live claim, or a reused key. */
   #existing(job: JobIdentity, record: IdempotencyRecord, nowMs: number): { kind: 'duplicate'; result: unknown } {
     const context = { idempotencyKey: job.idempotencyKey, existingJobId: record.jobId, existingStatus: record.status };
-    if (record.payloadHash !== payloadHash(job.type, job.payload)) {
+    if (record.payloadHash !== payloadHash(job)) {
       throw new IdempotencyKeyReusedError(
-        `idempotency key '${job.idempotencyKey}' was already used by job ${record.jobId} with a different payload`, { context },
+        `idempotency key '${job.idempotencyKey}' was already used by job ${record.jobId} for a different resource or payload`, { context },
       );
     }
     if (record.status === STATUS.completed) return { kind: 'duplicate', result: record.result ?? null };

@@ -126,14 +126,19 @@ export type RedriveResult =
   | { readonly mode: 'unsupported'; readonly why: string };
 
 /**
- * Whole-queue redrive with SQS's own message move task (back to each message's source queue).
+ * Whole-queue redrive with SQS's own message move task, to the jobs queue. The destination is
+ * named because most dead letters were sent by the worker itself (with their reason), not moved
+ * by SQS redrive, so they have no "original source queue" for the task to return them to.
  * Endpoints without StartMessageMoveTask (fauxqs) answer `unsupported`; callers then fall back to
  * the filtered replay.
  */
 export async function redriveAll(location: DlqLocation): Promise<RedriveResult> {
-  const sourceArn = await queueArn(location.sqs, location.deadLetterQueueUrl);
+  const [sourceArn, destinationArn] = await Promise.all([
+    queueArn(location.sqs, location.deadLetterQueueUrl),
+    queueArn(location.sqs, location.defaultSourceQueueUrl),
+  ]);
   try {
-    const out = await location.sqs.send(new StartMessageMoveTaskCommand({ SourceArn: sourceArn }));
+    const out = await location.sqs.send(new StartMessageMoveTaskCommand({ SourceArn: sourceArn, DestinationArn: destinationArn }));
     return { mode: 'message-move-task', taskHandle: out.TaskHandle ?? '' };
   } catch (error) {
     const e = error as Error & { $metadata?: { httpStatusCode?: number } };

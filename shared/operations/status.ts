@@ -71,7 +71,8 @@ export async function gatherStatus(context: OpsContext, windowMinutes = 15): Pro
   const reader = metricsReader(context);
   const { outputs } = context.stack;
   const [jobs, deadLetters, invalidatorFailures, alarms, workerVersions, cache] = await Promise.all([
-    queueStatus(context, reader, outputs.JobsQueueUrl, true),
+    // Never peek the jobs queue: a receive counts against maxReceiveCount and hides live jobs.
+    queueStatus(context, reader, outputs.JobsQueueUrl, false),
     queueStatus(context, reader, outputs.JobsDeadLetterQueueUrl, true),
     queueCounts(context.clients.sqs, outputs.InvalidatorFailureQueueUrl),
     reader.alarms(context.stack.alarmPrefix),

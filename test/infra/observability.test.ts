@@ -134,6 +134,18 @@ describe('BallastObservability: alarms', () => {
     }
   });
 
+  it('code faults: the deployed version\'s records failing with unexpected errors (dead-lettered or retried) ≥ 1 per minute', () => {
+    const { props } = alarmBySuffix(dev, '-Worker-CodeFaults-Rollback');
+    const metrics = props.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string; Dimensions: { Name: string; Value: string }[] } } }[];
+    assert.match(metrics.find((m) => m.Expression)?.Expression ?? '', /deadLettered.*retried/);
+    for (const name of ['SentToDlq', 'JobsRetried']) {
+      const stat = metrics.find((m) => m.MetricStat?.Metric.MetricName === name)?.MetricStat;
+      assert.deepEqual(Object.fromEntries((stat?.Metric.Dimensions ?? []).map((d) => [d.Name, d.Value])),
+        { service: 'ballast-worker', workerVersion: 'test', reason: 'unexpected' }, name);
+    }
+    assert.equal(props.Threshold, 1);
+  });
+
   it('DLQ not empty: visible messages in the jobs DLQ > 0', () => {
     const { props } = alarmBySuffix(dev, '-JobsQueue-DLQ-Queue-Message-Count-Max-Critical');
     assert.deepEqual(watched(props), {
@@ -270,19 +282,19 @@ describe('BallastObservability: topic and rollbacks', () => {
     });
   });
 
-  it('the worker deployment group rolls back on new dead letters and p99 (and its errors alarm), not on old dead letters', () => {
+  it('the worker deployment group rolls back on its own code faults, p99 and errors — not on dead letters, which bad input also causes', () => {
     const ref = (alarm: IAlarm) => ({ Name: dev.stack.resolve(alarm.alarmName) });
     const [group] = Object.values(dev.template.findResources('AWS::CodeDeploy::DeploymentGroup')) as Resource[];
     const listed = group?.Properties.AlarmConfiguration.Alarms as unknown[];
     assert.equal(group?.Properties.AlarmConfiguration.Enabled, true);
     for (const alarm of [
       dev.stack.worker.errorsAlarm,
-      alarmBySuffix(dev, '-JobsQueue-DLQ-Queue-Incoming-Messages-Count-Max-Rollback').alarm,
+      alarmBySuffix(dev, '-Worker-CodeFaults-Rollback').alarm,
       alarmBySuffix(dev, '-Worker-Latency-P99-Critical').alarm,
     ]) {
       assert.ok(listed.some((entry) => JSON.stringify(entry) === JSON.stringify(ref(alarm))), `${JSON.stringify(ref(alarm))} listed`);
     }
-    assert.equal(listed.length, 3, 'a DLQ holding old messages for replay must not block deployments');
+    assert.equal(listed.length, 3, 'a business rejection or a DLQ awaiting replay must not roll a deployment back');
   });
 });
 

@@ -302,3 +302,11 @@ describe('BallastStack', () => {
     });
   });
 });
+
+describe('codeVersion', () => {
+  it('is the package version plus a hash of the bundled code, so two different builds never share a worker version', async () => {
+    const { codeVersion } = await import('../../infra/code-version.ts');
+    assert.match(codeVersion(), /^\d+\.\d+\.\d+\+[0-9a-f]{8}$/);
+    assert.equal(codeVersion(), codeVersion(), 'stable for the same code');
+  });
+});

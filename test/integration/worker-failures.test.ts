@@ -33,6 +33,21 @@ describe('worker: failures are classified, dead-lettered with reasons, logged an
     assertReported(output, METRICS.sentToDlq, REASONS.idempotencyKeyReused);
   });
 
+  it('the same idempotency key on another account is refused as reused, never dropped as a duplicate', async () => {
+    const queues = await h.queues();
+    const worker = h.worker(queues);
+    // GIVEN a key used for account A (in one batch) and then for account B, in the same and in a later batch
+    await h.send(queues, h.envelope({ resourceId: 'acc-key-a', idempotencyKey: 'invoice-1', payload: { amount: 500 } }));
+    await h.send(queues, h.envelope({ resourceId: 'acc-key-b', idempotencyKey: 'invoice-1', payload: { amount: 500 } }));
+    await h.drain(queues, worker);
+    await h.send(queues, h.envelope({ resourceId: 'acc-key-c', idempotencyKey: 'invoice-1', payload: { amount: 500 } }));
+    await h.drain(queues, worker);
+    // THEN exactly one account got the money and the other two are in the DLQ with the reason
+    const balances = await Promise.all(['acc-key-a', 'acc-key-b', 'acc-key-c'].map(async (id) => (await h.account(id))?.balance ?? 0));
+    assert.deepEqual(balances.sort(), [0, 0, 500]);
+    assert.deepEqual((await h.deadLetters(queues)).map((m) => m.reason), [REASONS.idempotencyKeyReused, REASONS.idempotencyKeyReused]);
+  });
+
   it('a malformed body → DLQ invalid-envelope, with the original body and error attributes', async () => {
     const queues = await h.queues();
     await h.send(queues, '{"schemaVersion":"1.0","type":"account.credit"');

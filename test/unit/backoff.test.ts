@@ -25,9 +25,11 @@ describe('backoffSeconds', () => {
 });
 
 describe('payloadHash', () => {
-  it('ignores key order but not values or type', () => {
-    assert.equal(payloadHash('t', { a: 1, b: { c: 2, d: 3 } }), payloadHash('t', { b: { d: 3, c: 2 }, a: 1 }));
-    assert.notEqual(payloadHash('t', { a: 1 }), payloadHash('t', { a: 2 }));
-    assert.notEqual(payloadHash('t', { a: 1 }), payloadHash('u', { a: 1 }));
+  it('ignores key order but not values, type or resource', () => {
+    const job = (type: string, resourceId: string, payload: unknown) => ({ type, resourceId, payload });
+    assert.equal(payloadHash(job('t', 'r', { a: 1, b: { c: 2, d: 3 } })), payloadHash(job('t', 'r', { b: { d: 3, c: 2 }, a: 1 })));
+    assert.notEqual(payloadHash(job('t', 'r', { a: 1 })), payloadHash(job('t', 'r', { a: 2 })));
+    assert.notEqual(payloadHash(job('t', 'r', { a: 1 })), payloadHash(job('u', 'r', { a: 1 })));
+    assert.notEqual(payloadHash(job('t', 'r', { a: 1 })), payloadHash(job('t', 's', { a: 1 })), 'the same key on another resource is another job');
   });
 });

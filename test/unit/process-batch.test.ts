@@ -132,6 +132,20 @@ describe('processBatch', () => {
     assert.equal(unexpected?.status === 'retry' && unexpected.error.reason, REASONS.unexpected);
   });
 
+  it('on their last receive, records that never ran (deadline, blocked group) are dead-lettered with that reason', async () => {
+    const { options, deadLettered } = harness({
+      maxReceiveCount: 3,
+      deadlineMarginMs: 5_000,
+      remainingTimeMs: () => 1_000,
+    });
+    const outcomes = await processBatch([
+      jobRecord({ resourceId: 'a' }, { attempt: 3 }),
+      jobRecord({ resourceId: 'b' }, { attempt: 1 }),
+    ], options);
+    assert.deepEqual(outcomes.map((o) => o.status), ['dead-lettered', 'retry']);
+    assert.deepEqual(deadLettered.map((d) => d.reason), [REASONS.deadline]);
+  });
+
   it('a DLQ that cannot be reached turns the record into a retry, never a silent drop', async () => {
     const { options } = harness({
       run: async () => { throw new FatalError(REASONS.insufficientFunds, 'no money'); },

@@ -66,7 +66,8 @@ export async function gatherEvidence(context: OpsContext, options: DoctorOptions
   const nowMs = Date.now();
   const [jobs, dlq, invalidatorFailures, received, deleted, processedByVersion, duplicatesByVersion, retriesByReason, retriesByVersion,
     dlqSentByReason, dlqSentByVersion, lockContention, fenced, alarms, control, deadLetters, cache] = await Promise.all([
-    queueStatus(context, reader, outputs.JobsQueueUrl, true, nowMs),
+    // Never peek the jobs queue: a receive counts against maxReceiveCount and hides live jobs.
+    queueStatus(context, reader, outputs.JobsQueueUrl, false, nowMs),
     queueCounts(sqs, outputs.JobsDeadLetterQueueUrl),
     queueCounts(sqs, outputs.InvalidatorFailureQueueUrl),
     sqsMetric('NumberOfMessagesReceived'),
