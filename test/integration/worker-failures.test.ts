@@ -115,18 +115,20 @@ describe('worker: failures are classified, dead-lettered with reasons, logged an
     for (const id of accounts) await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: id, payload: {} }));
     h.partner.setDelay(400);
     try {
-      // One record at a time, 400 ms each, 1.7 s to live, 1 s margin: two start, two do not.
+      // One record at a time, ≥ 400 ms each, 1.7 s to live, 1 s margin: at most two can start.
       const worker = h.worker(queues, { config: { concurrency: 1, deadlineMarginMs: 1_000 } });
       const { value, output } = await captureOutput(() => h.deliver(queues, worker, { timeoutMs: 1_700 }));
       assert.equal(value.records.length, 4);
-      assert.equal(value.response?.batchItemFailures.length, 2);
-      assert.equal(metricTotal(output, METRICS.retries, { reason: REASONS.deadline }), 2);
-      assert.equal(metricTotal(output, METRICS.processed), 2);
+      const processed = metricTotal(output, METRICS.processed);
+      const notStarted = metricTotal(output, METRICS.retries, { reason: REASONS.deadline });
+      assert.ok(processed >= 1 && processed <= 2, `processed ${processed}`);
+      assert.equal(processed + notStarted, 4, 'every record either completed or never started');
+      assert.equal(value.response?.batchItemFailures.length, notStarted);
     } finally {
       h.partner.setDelay(0);
     }
     const synced = await Promise.all(accounts.map(async (id) => (await h.account(id))?.profile !== undefined));
-    assert.equal(synced.filter(Boolean).length, 2);
+    assert.ok(synced.filter(Boolean).length >= 1 && synced.filter(Boolean).length <= 2);
     const control = await h.local.documents.send(new ScanCommand({ TableName: h.tables.control, ConsistentRead: true }));
     assert.deepEqual(control.Items?.filter((item) => item.status === 'IN_PROGRESS' || item.ownerToken !== undefined), [],
       'no claim or lock left behind');
