@@ -201,7 +201,8 @@ export class AccountCache {
     }
     try {
       const ttl = jitteredTtlMs(ttlMs, ttlJitterRatio, random);
-      const outcome = await this.#guarded('fill', () => this.#scripts.fill(keys, account.version, encodeAccount(account), ttl));
+      // The deadline travels with the command: Redis refuses it if it arrives too late, however late.
+      const outcome = await this.#guarded('fill', () => this.#scripts.fill(keys, account.version, encodeAccount(account), ttl, readStartedMs + maxFillDelayMs));
       if (outcome !== FILL_OUTCOMES.stored) countByReason(observability, CACHE_METRICS.fillsRefused, outcome);
       return outcome === FILL_OUTCOMES.stored;
     } catch (error) {

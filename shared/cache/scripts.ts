@@ -43,6 +43,10 @@ return {firstTomb, deleted}
  * stored value's (an equal one is already there). Returns {1, 'stored'} or {0, reason}.
  */
 const FILL_LUA = `
+if ARGV[4] and ARGV[4] ~= '' then
+  local now = redis.call('TIME')
+  if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) > tonumber(ARGV[4]) then return {0, 'too-slow'} end
+end
 local version = tonumber(ARGV[1])
 local tomb = tonumber(redis.call('GET', KEYS[2]))
 if tomb and version < tomb then return {0, 'stale-tombstone'} end
@@ -73,6 +77,12 @@ export const FILL_OUTCOMES = {
   staleValue: 'stale-value',
   /** An invalidation of this version or a newer one was applied (the value was read before a commit). */
   staleTombstone: 'stale-tombstone',
+  /**
+   * The fill reached Redis after its deadline (checked against Redis's own clock): a tombstone
+   * written after its table read may already have expired, so it must not store. This also covers
+   * a command delayed in the network long after the client gave up on it.
+   */
+  tooSlow: 'too-slow',
 } as const;
 export type FillOutcome = (typeof FILL_OUTCOMES)[keyof typeof FILL_OUTCOMES];
 
@@ -81,7 +91,7 @@ export interface CacheScripts {
   /** See `INVALIDATE_LUA`: every pair in `keys` must belong to one account (one slot). */
   invalidate(keys: readonly AccountCacheKeys[], version: number, tombstoneTtlMs: number): Promise<{ tombstoneVersion: number; deleted: number }>;
   /** See `FILL_LUA`. */
-  fill(keys: AccountCacheKeys, version: number, payload: string, ttlMs: number): Promise<FillOutcome>;
+  fill(keys: AccountCacheKeys, version: number, payload: string, ttlMs: number, deadlineEpochMs?: number): Promise<FillOutcome>;
   /** See `EVICT_IF_VERSION_LUA`. */
   evictIfVersion(valueKey: string, expectedVersion: string | undefined): Promise<boolean>;
 }
@@ -115,9 +125,11 @@ export function cacheScripts(client: CacheClient): CacheScripts {
       const [tombstone, deleted] = await commands.ballastCacheInvalidate(flat.length, ...flat, String(version), Math.ceil(tombstoneTtlMs));
       return { tombstoneVersion: Number(tombstone), deleted: Number(deleted) };
     },
-    async fill(keys, version, payload, ttlMs) {
+    async fill(keys, version, payload, ttlMs, deadlineEpochMs) {
       assertVersion(version);
-      const [, outcome] = await commands.ballastCacheFill(keys.value, keys.tombstone, String(version), payload, Math.ceil(ttlMs));
+      const [, outcome] = await commands.ballastCacheFill(
+        keys.value, keys.tombstone, String(version), payload, Math.ceil(ttlMs), deadlineEpochMs === undefined ? '' : String(Math.floor(deadlineEpochMs)),
+      );
       return String(outcome) as FillOutcome;
     },
     async evictIfVersion(valueKey, expectedVersion) {

@@ -87,6 +87,8 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     assert.equal(await scripts.fill(keys, 2, '{"v":2}', 60_000), FILL_OUTCOMES.staleTombstone);
     assert.equal(await scripts.fill(keys, 3, '{"v":3}', 60_000), FILL_OUTCOMES.stored);
     assert.equal(await scripts.fill(keys, 3, '{"v":3}', 60_000), FILL_OUTCOMES.staleValue);
+    // a fill that reaches Redis after its deadline (by Redis's own clock) never stores, however new
+    assert.equal(await scripts.fill(keys, 9, '{"v":9}', 60_000, Date.now() - 1), FILL_OUTCOMES.tooSlow);
     // replaying invalidations up to the cached version keeps the (current) value
     for (const version of [3, 2, 1]) assert.equal((await scripts.invalidate([keys], version, 30_000)).deleted, 0);
     assert.deepEqual(await redis.hmget(keys.value, 'version', 'payload'), ['3', '{"v":3}']);
