@@ -137,6 +137,7 @@ export class BallastStack extends Stack {
       ControlTableName: this.tables.control.tableName,
       WorkerFunctionName: this.worker.function.functionName,
       InvalidatorFailureQueueUrl: invalidatorFailures.queueUrl,
+      InvalidatorFunctionName: this.invalidator.functionName,
       ReadApiUrl: readApiUrl.url,
       CacheUrl: cache.url,
       AlarmTopicArn: this.observability.topic.topicArn,

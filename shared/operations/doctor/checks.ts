@@ -94,11 +94,14 @@ const locks: Check = (e) => {
 
 const invalidation: Check = (e) => {
   const q = 'Is invalidation running (failures, lag, stale entries)?';
+  const age = e.invalidatorIteratorAgeMs;
   const evidence = [`invalidator failure queue: ${e.invalidatorFailures.visible} message(s)`,
+    age.ok ? `stream iterator age: ${age.value === undefined ? 'no data' : `${Math.round(age.value / 1000)}s max`}` : `stream iterator age: unknown (${age.why})`,
     e.cache.ok ? `cache sample: ${e.cache.value.mismatches}/${e.cache.value.sampled} stale (rate ${(e.cache.value.mismatchRate * 100).toFixed(1)}%)` : `cache: ${e.cache.why}`,
     ...(e.cache.ok ? e.cache.value.details.slice(0, 5).map((d) => `account ${d.accountId}: cached v${d.cachedVersion ?? '-'} vs table v${d.tableVersion ?? '-'}`) : [])];
   if (e.invalidatorFailures.visible > 0) return result('invalidation', q, 'fail', evidence, 'stream batches failed past their retries: fix the cause, then `ballast cache check --repair`');
   if (e.cache.ok && e.cache.value.mismatches > 0) return result('invalidation', q, 'fail', evidence, 'stale entries are served: `ballast cache check --repair`, then check the invalidator\'s errors and iterator age');
+  if (age.ok && (age.value ?? 0) > 60_000) return result('invalidation', q, 'warn', evidence, 'the invalidator is falling behind the state table: reads can serve the previous version for that long; check its errors, duration and throttles');
   if (!e.cache.ok) return result('invalidation', q, 'unknown', evidence, 'run `ballast cache check` from where the cache is reachable (inside the VPC)');
   return result('invalidation', q, 'ok', evidence, 'none');
 };

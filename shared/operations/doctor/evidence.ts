@@ -37,6 +37,8 @@ export interface Evidence {
   readonly dlqBefore: QueueCounts;
   readonly dlq: QueueCounts;
   readonly invalidatorFailures: QueueCounts;
+  /** Maximum stream iterator age of the invalidator over the window, in ms (AWS/Lambda IteratorAge). */
+  readonly invalidatorIteratorAgeMs: MetricsAnswer<number | undefined>;
   readonly received: MetricsAnswer<number | undefined>;
   readonly deleted: MetricsAnswer<number | undefined>;
   readonly processedByVersion: MetricsAnswer<Record<string, number>>;
@@ -65,7 +67,7 @@ export async function gatherEvidence(context: OpsContext, options: DoctorOptions
   const sqsMetric = (name: string) => reader.sum('AWS/SQS', name, [{ Name: 'QueueName', Value: queueName(outputs.JobsQueueUrl) }], w);
   const nowMs = Date.now();
   const [jobs, dlq, invalidatorFailures, received, deleted, processedByVersion, duplicatesByVersion, retriesByReason, retriesByVersion,
-    dlqSentByReason, dlqSentByVersion, lockContention, fenced, alarms, control, deadLetters, cache] = await Promise.all([
+    dlqSentByReason, dlqSentByVersion, lockContention, fenced, alarms, control, deadLetters, cache, invalidatorIteratorAgeMs] = await Promise.all([
     // Never peek the jobs queue: a receive counts against maxReceiveCount and hides live jobs.
     queueStatus(context, reader, outputs.JobsQueueUrl, false, nowMs),
     queueCounts(sqs, outputs.JobsDeadLetterQueueUrl),
@@ -84,10 +86,14 @@ export async function gatherEvidence(context: OpsContext, options: DoctorOptions
     attempt(() => scanControlTable(documents, outputs.ControlTableName, nowMs, { graceMs: o.lockGraceMs })),
     attempt(() => listDeadLetters({ sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl, defaultSourceQueueUrl: outputs.JobsQueueUrl }, {}, o.dlqSample)),
     attempt(() => checkCache({ cacheUrl: context.cacheUrl, cluster: context.stack.cacheCluster, documents, stateTableName: outputs.StateTableName, sample: o.cacheSample })),
+    outputs.InvalidatorFunctionName
+      ? reader.maximum('AWS/Lambda', 'IteratorAge', [{ Name: 'FunctionName', Value: outputs.InvalidatorFunctionName }], w)
+      : Promise.resolve({ ok: false as const, why: 'the stack has no InvalidatorFunctionName output' }),
   ]);
   return {
     options: o, jobsBefore, jobs, dlqBefore, dlq, invalidatorFailures, received, deleted, processedByVersion, duplicatesByVersion,
     retriesByReason, retriesByVersion, dlqSentByReason, dlqSentByVersion, lockContention, fenced, alarms, control, deadLetters, cache,
+    invalidatorIteratorAgeMs,
   };
 }
 
