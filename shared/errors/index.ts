@@ -70,7 +70,7 @@ export class IncompatibleVersionError extends TransientError {
   }
 }
 
-/** The same idempotency key arrived with a different payload: a producer bug, never a retry. */
+/** The same idempotency key arrived for another resource or payload: a producer bug, never a retry. */
 export class IdempotencyKeyReusedError extends FatalError {
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.idempotencyKeyReused, message, options);
