@@ -113,6 +113,7 @@ if (outputs.JobsQueueUrl) {
 }
 if (outputs.ReadApiUrl) log(`  curl -i ${outputs.ReadApiUrl}accounts/acc-001`);
 if (outputs.JobsDeadLetterQueueUrl) log(`  aws sqs receive-message --queue-url ${outputs.JobsDeadLetterQueueUrl} --message-attribute-names All`);
+log('  npm run ballast -- status        (also: doctor, dlq list, dlq show <id>, dlq replay --reason <r> --dry-run, cache check)');
 log('Press Ctrl-C to stop.');
 if (flags['exit-after-demo']) await shutdown('exit-after-demo');
 setInterval(() => {}, 1 << 30);
