@@ -102,3 +102,19 @@ describe('ballast send', () => {
     }
   });
 });
+
+describe('the ballast bin', () => {
+  it('runs as the package bin: --help lists the commands and the exit codes; a missing local cloud exits 3', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const bin = new URL('../../cli/bin/ballast.ts', import.meta.url).pathname;
+    const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(help.status, 0, help.stderr);
+    for (const command of ['send', 'dlq', 'status', 'doctor', 'cache']) assert.match(help.stdout, new RegExp(`\\b${command}\\b`));
+    assert.match(help.stdout, /3\s+cannot reach the stack/);
+    const status = spawnSync(process.execPath, [bin, 'status', '--env', 'local'], {
+      encoding: 'utf8', timeout: 30_000, env: { ...process.env, BALLAST_LOCAL_FILE: '/nonexistent/local.json' },
+    });
+    assert.equal(status.status, 3);
+    assert.match(status.stderr, /no local cloud is running .* start one with 'npm start'/);
+  });
+});
