@@ -27,14 +27,7 @@ export interface ObservedDocuments {
   holdResponses(): () => void;
 }
 
-/** Polls `condition` every 20 ms; throws after `timeoutMs`. */
-export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+export { waitFor } from './wait.ts';
 
 export function useCacheFixture() {
   const local = useEngines();

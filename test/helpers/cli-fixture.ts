@@ -15,6 +15,7 @@ import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server
 import { writeLocalCloudFile } from '../../shared/discovery/index.ts';
 import { runCli, type CliDependencies } from '../../cli/program.ts';
 import { useEngines } from './engines.ts';
+import { waitFor } from './wait.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -32,14 +33,8 @@ export interface RunningCloud {
   stopFunctions(): Promise<void>;
 }
 
-/** Polls `condition` every 200 ms; throws after `timeoutMs`. */
-export async function eventually(what: string, condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+/** {@link waitFor} with the patience a whole local cloud needs (30 s, polled every 200 ms). */
+export const eventually = (what: string, condition: () => Promise<boolean>, timeoutMs = 30_000) => waitFor(what, condition, timeoutMs, 200);
 
 export function useCliFixture() {
   const dir = mkdtempSync(join(tmpdir(), 'ballast-cli-'));

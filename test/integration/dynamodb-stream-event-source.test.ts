@@ -11,6 +11,7 @@ import {
 } from '../../local/lambda/dynamodb-stream-event-source.ts';
 import type { StreamInvocationRecord } from '../../local/lambda/dynamodb-stream-records.ts';
 import { useEngines } from '../helpers/engines.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // The stream event source mapping emulation against real DynamoDB Local streams: what the stream
 // returns, in which order and with which sequence numbers, is DynamoDB Local's doing, not a fake's.
@@ -50,15 +51,6 @@ describe('DynamoDB stream event source mapping emulation', () => {
       if (Messages[0]?.Body) return Messages[0].Body;
     }
     return assert.fail(`no message on ${queueUrl} within ${timeoutMs} ms`);
-  }
-
-  /** Polls `condition` every 20 ms, failing after `timeoutMs`. */
-  async function waitFor(what: string, condition: () => boolean, timeoutMs = 8_000): Promise<void> {
-    for (let attempt = 0; attempt < timeoutMs / 20; attempt += 1) {
-      if (condition()) return;
-      await sleep(20);
-    }
-    assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
   }
 
   const keyOf = (record: DynamoDBRecord) => record.dynamodb?.Keys?.pk?.S ?? '?';

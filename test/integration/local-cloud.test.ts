@@ -11,17 +11,10 @@ import { queueCounts } from '../../shared/queues/index.ts';
 import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server.ts';
 import { useEngines } from '../helpers/engines.ts';
 import { exitOf, runNode, waitForOutput } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits (bounded) until `done()` is true. */
-async function eventually(done: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(250);
-  }
-}
 
 describe('local cloud: the synthesized stack on the engines', () => {
   const local = useEngines();
@@ -50,10 +43,10 @@ describe('local cloud: the synthesized stack on the engines', () => {
       await local.sqs.send(new SendMessageCommand({
         QueueUrl: audit.url, MessageBody: JSON.stringify(createEnvelope({ type: 'account.credit', resourceId: 'acc-audit', payload: { amount: 7 } })),
       }));
-      await eventually(async () => {
+      await waitFor('the extra worker to credit the account', async () => {
         const out = await local.documents.send(new GetCommand({ TableName: state?.name, Key: { pk: accountKey('acc-audit') }, ConsistentRead: true }));
         return out.Item?.balance === 7;
-      }, 20_000, 'the extra worker to credit the account');
+      }, 20_000, 250);
     } finally {
       await cloud.stop({ graceMs: 2_000 });
     }
@@ -91,10 +84,10 @@ describe('local cloud: the synthesized stack on the engines', () => {
     const second = child();
     await waitForOutput(second, /READY/, 60_000);
     try {
-      await eventually(async () => {
+      await waitFor('the restarted cloud to drain the queue', async () => {
         const depth = await queueCounts(local.sqs, outputs.JobsQueueUrl as string);
         return depth.visible + depth.inFlight + depth.delayed === 0;
-      }, 90_000, 'the restarted cloud to drain the queue');
+      }, 90_000, 250);
     } finally {
       second.kill('SIGTERM');
       await exitOf(second, 30_000);
@@ -130,7 +123,7 @@ describe('local cloud: the synthesized stack on the engines', () => {
       }));
       const url = cloud.resources.outputs.ReadApiUrl as string;
       let first: Response | undefined;
-      await eventually(async () => (first = await fetch(`${url}accounts/acc-url`)).status === 200, 20_000, 'the account to be readable');
+      await waitFor('the account to be readable', async () => (first = await fetch(`${url}accounts/acc-url`)).status === 200, 20_000, 250);
       assert.equal(first?.headers.get('x-cache'), 'miss');
       assert.equal(((await first?.json()) as { balance: number }).balance, 3);
       assert.equal((await fetch(`${url}accounts/acc-url`)).headers.get('x-cache'), 'hit');

@@ -5,6 +5,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand 
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { startSqsEventSource, type InvocationSummary, type SqsEventSourceOptions } from '../../local/lambda/sqs-event-source.ts';
 import { useEngines } from '../helpers/engines.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // The event source mapping emulation against the real fauxqs engine: what reappears on the queue,
 // and when, is fauxqs's doing, not a fake's.
@@ -35,15 +36,6 @@ describe('SQS event source mapping emulation', () => {
       AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
     }));
     return Object.values(Attributes).reduce((sum, count) => sum + Number(count), 0);
-  }
-
-  /** Polls `condition` every 50 ms, failing after `timeoutMs`: every wait in these tests is bounded. */
-  async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 8_000): Promise<void> {
-    for (let attempt = 0; attempt < timeoutMs / 50; attempt += 1) {
-      if (await condition()) return;
-      await sleep(50);
-    }
-    assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
   }
 
   /**
