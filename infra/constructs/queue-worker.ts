@@ -7,7 +7,7 @@ import { Alarm, ComparisonOperator, TreatMissingData, type IAlarm } from 'aws-cd
 import { LambdaDeploymentConfig, LambdaDeploymentGroup, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
 import type { ISecurityGroup, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { BallastFunction } from './ballast-function.ts';
-import { VISIBILITY_TIMEOUT_FACTOR, type ReliableQueue } from './reliable-queue.ts';
+import { minimumVisibilityTimeoutSeconds, type ReliableQueue } from './reliable-queue.ts';
 import { BallastConfigError } from './validation.ts';
 
 export interface QueueWorkerProps {
@@ -76,10 +76,10 @@ export class QueueWorker extends Construct {
     super(scope, id);
     const timeout = props.timeout ?? Duration.seconds(30);
     const window = props.maxBatchingWindow ?? Duration.seconds(0);
-    const needed = VISIBILITY_TIMEOUT_FACTOR * timeout.toSeconds() + window.toSeconds();
-    const visibility = props.queue.queue.node.defaultChild as { visibilityTimeout?: number };
-    if ((visibility.visibilityTimeout ?? 30) < needed) {
-      throw new BallastConfigError(this, `the queue's visibility timeout (${visibility.visibilityTimeout} s) is below 6 × timeout `
+    const needed = minimumVisibilityTimeoutSeconds(timeout, window);
+    const visibilitySeconds = props.queue.visibilityTimeout.toSeconds();
+    if (visibilitySeconds < needed) {
+      throw new BallastConfigError(this, `the queue's visibility timeout (${visibilitySeconds} s) is below 6 × timeout `
         + `(${timeout.toSeconds()} s) + batching window (${window.toSeconds()} s) = ${needed} s: build the ReliableQueue with `
         + `consumerTimeout: Duration.seconds(${timeout.toSeconds()}) and maxBatchingWindow: Duration.seconds(${window.toSeconds()}).`);
     }

@@ -8,6 +8,11 @@ export const MIN_MAX_RECEIVE_COUNT = 5;
 /** AWS's rule of thumb for Lambda consumers: visibility ≥ 6 × function timeout + batching window. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
+/** The shortest safe visibility timeout for a consumer: 6 × its timeout + its batching window. */
+export function minimumVisibilityTimeoutSeconds(consumerTimeout: Duration, maxBatchingWindow: Duration = Duration.seconds(0)): number {
+  return VISIBILITY_TIMEOUT_FACTOR * consumerTimeout.toSeconds() + maxBatchingWindow.toSeconds();
+}
+
 export interface ReliableQueueProps {
   /**
    * Timeout of the function that consumes the queue; the visibility timeout is derived from it.
@@ -67,12 +72,14 @@ export class ReliableQueue extends Construct {
   readonly maxReceiveCount: number;
   readonly retentionPeriod: Duration;
   readonly deadLetterRetentionPeriod: Duration;
+  readonly visibilityTimeout: Duration;
 
   constructor(scope: Construct, id: string, props: ReliableQueueProps) {
     super(scope, id);
     const window = props.maxBatchingWindow ?? Duration.seconds(0);
-    const minimumVisibilitySeconds = VISIBILITY_TIMEOUT_FACTOR * props.consumerTimeout.toSeconds() + window.toSeconds();
+    const minimumVisibilitySeconds = minimumVisibilityTimeoutSeconds(props.consumerTimeout, window);
     const visibility = props.visibilityTimeout ?? Duration.seconds(minimumVisibilitySeconds);
+    this.visibilityTimeout = visibility;
     if (visibility.toSeconds() < minimumVisibilitySeconds) {
       throw new BallastConfigError(this, `visibilityTimeout ${visibility.toSeconds()} s is below 6 × consumer timeout `
         + `(${props.consumerTimeout.toSeconds()} s) + batching window (${window.toSeconds()} s) = ${minimumVisibilitySeconds} s: `
