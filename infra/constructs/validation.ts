@@ -1,5 +1,5 @@
 import type { IConstruct } from 'constructs';
-import { Token, type Duration } from 'aws-cdk-lib';
+import type { Duration } from 'aws-cdk-lib';
 
 /** Thrown at synth time when props cannot deploy or break a ballast rule. */
 export class BallastConfigError extends Error {
@@ -7,11 +7,6 @@ export class BallastConfigError extends Error {
     super(`${scope.node.path}: ${message}`);
     this.name = 'BallastConfigError';
   }
-}
-
-/** True when `value` is known at synth time (not a token), so a rule can be checked. */
-export function isResolved(value: unknown): boolean {
-  return !Token.isUnresolved(value);
 }
 
 /**

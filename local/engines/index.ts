@@ -58,20 +58,3 @@ export function engineEnvironment(engines: EngineEndpoints): Record<string, stri
     BALLAST_CACHE_URL: engines.redis.endpoint,
   };
 }
-
-/**
- * Stops every engine when this process is asked to terminate, then exits with `exitCode`.
- * Returns a function that removes the handlers.
- */
-export function stopOnSignals(stop: () => Promise<void>, onSignal?: (signal: NodeJS.Signals) => void): () => void {
-  const handler = (signal: NodeJS.Signals) => {
-    onSignal?.(signal);
-    void stop().finally(() => process.exit(0));
-  };
-  process.once('SIGINT', handler);
-  process.once('SIGTERM', handler);
-  return () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
-  };
-}

@@ -4,7 +4,7 @@ import type { Context, DynamoDBStreamEvent } from 'aws-lambda';
 import { LOCAL_REGION } from '../engines/engine.ts';
 import { MAX_FUNCTION_TIMEOUT_MS } from './context.ts';
 import type { Settlement } from './dynamodb-stream-batches.ts';
-import { withoutUndefined } from './options.ts';
+import { withDefaults } from '../../shared/options/index.ts';
 
 /** One DynamoDB stream event source mapping: the stream, the function, and the mapping's settings from the template. */
 export interface DynamoDbStreamEventSourceOptions {
@@ -84,7 +84,7 @@ export type ResolvedStreamOptions = DynamoDbStreamEventSourceOptions
 
 /** The options merged with their defaults, rejected with a message naming the field, the value and the fix when AWS would reject them. */
 export function resolveStreamOptions(options: DynamoDbStreamEventSourceOptions): ResolvedStreamOptions {
-  const config: ResolvedStreamOptions = { ...defaults, ...withoutUndefined(options) };
+  const config: ResolvedStreamOptions = withDefaults(defaults, options);
   const ranges = [
     ['functionTimeoutMs', config.functionTimeoutMs, 1, MAX_FUNCTION_TIMEOUT_MS, 'pass the function timeout in milliseconds'],
     ['batchSize', config.batchSize, 1, 10_000, 'use 1 to 10000'],

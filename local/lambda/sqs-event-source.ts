@@ -6,6 +6,7 @@ import type { Context, SQSEvent } from 'aws-lambda';
 import { createLambdaContext, MAX_FUNCTION_TIMEOUT_MS } from './context.ts';
 import { invokeWithTimeout, type InvocationResult } from './invoke.ts';
 import { failedRecordIds, toSqsRecord } from './sqs-records.ts';
+import { withDefaults } from '../../shared/options/index.ts';
 
 /** Longest long poll, in seconds: short, so that stop() never waits long on a receive. */
 const POLL_WAIT_SECONDS = 1;
@@ -107,7 +108,7 @@ const outcomeCounters = { ok: 'ok', error: 'errors', timeout: 'timeouts', abando
  * await source.stop({ graceMs: 5_000 });
  */
 export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSource {
-  const config: ResolvedOptions = { ...defaults, ...withoutUndefined(options) };
+  const config: ResolvedOptions = withDefaults(defaults, options);
   const fifo = options.queueUrl.endsWith('.fifo');
   validate(config, fifo);
   const { sqs, queueUrl, queueArn, handler, functionName, functionTimeoutMs, batchSize, maximumBatchingWindowMs: windowMs } = config;
@@ -231,11 +232,6 @@ async function inChunks<T>(items: readonly T[], send: (chunk: readonly T[]) => P
   for (let start = 0; start < items.length; start += SQS_MAX_PER_REQUEST) {
     await send(items.slice(start, start + SQS_MAX_PER_REQUEST));
   }
-}
-
-/** Options with explicit `undefined`s dropped, so they do not override the defaults. */
-function withoutUndefined<T extends object>(options: T): T {
-  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as T;
 }
 
 /** Rejects a configuration AWS would reject, naming the field, the value and the fix. */

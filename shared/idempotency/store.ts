@@ -132,7 +132,8 @@ export class IdempotencyStore {
   /**
    * Business writes + COMPLETED + lock release, all conditioned on our owner token and fence. If
    * we stalled past our lease and someone took over, nothing is written and {@link FencedError}
-   * (or, if the taker completed the job, a duplicate) is the answer.
+   * (or, if the taker completed the job, a duplicate) is the answer. On any other failure the claim
+   * is still ours: the caller gives it back with {@link abandon} (`runJob` does).
    */
   async commitClaimed(claim: Claim, plan: CommitPlan): Promise<Completion> {
     const times = this.#times();
@@ -150,12 +151,7 @@ export class IdempotencyStore {
         context: { lockKey: lockKey(claim.resourceId), fence: claim.fence },
       });
     }
-    const error = businessError(business, plan.writes);
-    if (error) {
-      await this.abandon(claim);
-      throw error;
-    }
-    throw transactionError(failure);
+    throw businessError(business, plan.writes) ?? transactionError(failure);
   }
 
   /** Heartbeat: extends both the claim and the lock; {@link FencedError} if either is no longer ours. */

@@ -48,6 +48,18 @@ describe('worker: failures are classified, dead-lettered with reasons, logged an
     assert.deepEqual((await h.deadLetters(queues)).map((m) => m.reason), [REASONS.idempotencyKeyReused, REASONS.idempotencyKeyReused]);
   });
 
+  it('a claimed job whose commit is refused by a business rule gives its claim and lock back', async () => {
+    const queues = await h.queues();
+    // GIVEN a profile sync for an account that does not exist: the partner answers, the commit's condition fails
+    await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: 'acc-missing', idempotencyKey: 'sync-missing', payload: {} }));
+    await h.deliver(queues, h.worker(queues));
+    // THEN it is dead-lettered, and neither its IN_PROGRESS record nor the account's lock stays behind
+    assert.deepEqual((await h.deadLetters(queues)).map((m) => m.reason), [REASONS.accountNotFound]);
+    const control = await h.local.documents.send(new ScanCommand({ TableName: h.tables.control, ConsistentRead: true }));
+    const left = control.Items?.filter((item) => item.pk === 'idem#sync-missing' || (item.pk === 'lock#acc-missing' && item.ownerToken !== undefined));
+    assert.deepEqual(left, []);
+  });
+
   it('a malformed body → DLQ invalid-envelope, with the original body and error attributes', async () => {
     const queues = await h.queues();
     await h.send(queues, '{"schemaVersion":"1.0","type":"account.credit"');

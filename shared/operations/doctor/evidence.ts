@@ -8,6 +8,7 @@ import { listDeadLetters, type DlqListing } from '../dlq.ts';
 import type { AlarmState, MetricsAnswer } from '../metrics.ts';
 import { queueCounts, queueName, type QueueCounts } from '../queues.ts';
 import { metricsReader, queueStatus, type QueueStatus } from '../status.ts';
+import { withDefaults } from '../../options/index.ts';
 
 export interface DoctorOptions {
   /** Seconds between the two queue samples that show growth or progress. @default 5 */
@@ -57,7 +58,7 @@ export interface Evidence {
 
 /** Samples the queues twice, reads metrics, scans the control table, samples the DLQ and the cache. */
 export async function gatherEvidence(context: OpsContext, options: DoctorOptions = {}): Promise<Evidence> {
-  const o = { ...DOCTOR_DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as typeof DOCTOR_DEFAULTS;
+  const o = withDefaults(DOCTOR_DEFAULTS, options) as typeof DOCTOR_DEFAULTS;
   const { sqs, documents } = context.clients;
   const { outputs } = context.stack;
   const reader = metricsReader(context);
