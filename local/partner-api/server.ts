@@ -20,6 +20,14 @@ export interface PartnerApi {
   failNext(accountId: string, count: number, status?: number): void;
   /** Delays every answer by `delayMs` from now on. */
   setDelay(delayMs: number): void;
+  /** The next `count` calls for `accountId` (or any account with '*') answer 200 with `body` as is (e.g. `'[1]'`), and perform no effect. */
+  answerNext(accountId: string, count: number, body: string): void;
+  /**
+   * Per Idempotency-Key: requests that reached the handler with it (replays included) and effects
+   * performed for it. An effect count above 1 would be a double external effect; calls above 1
+   * are replays the key absorbed (a worker that called again).
+   */
+  keys(): ReadonlyMap<string, { readonly calls: number; readonly effects: number }>;
   stop(): Promise<void>;
 }
 
@@ -32,7 +40,8 @@ export async function startPartnerApi(options: { port?: number } = {}): Promise<
   const answers = new Map<string, Stored>();
   const effectsByAccount = new Map<string, number>();
   const fences = new Map<string, number>();
-  const failures = new Map<string, { count: number; status: number }>();
+  const failures = new Map<string, { count: number; status: number; body?: string }>();
+  const byKey = new Map<string, { calls: number; effects: number }>();
   let requestCount = 0;
   let delayMs = 0;
 
@@ -46,10 +55,17 @@ export async function startPartnerApi(options: { port?: number } = {}): Promise<
     const failure = failures.get(accountId) ?? failures.get('*');
     if (failure && failure.count > 0) {
       failure.count -= 1;
+      if (failure.body !== undefined) {
+        response.writeHead(failure.status, { 'content-type': 'application/json' });
+        return void response.end(failure.body);
+      }
       return send(response, failure.status, { error: 'injected failure' });
     }
     const key = request.headers['idempotency-key'];
     if (typeof key !== 'string' || key === '') return send(response, 400, { error: 'Idempotency-Key header is required' });
+    const seen = byKey.get(key) ?? { calls: 0, effects: 0 };
+    seen.calls += 1;
+    byKey.set(key, seen);
     const fence = Number(request.headers['x-fencing-token'] ?? 0);
     if (fence < (fences.get(accountId) ?? 0)) return send(response, 409, { error: `fencing token ${fence} is stale` });
     fences.set(accountId, fence);
@@ -61,6 +77,7 @@ export async function startPartnerApi(options: { port?: number } = {}): Promise<
     }
     const revision = (effectsByAccount.get(accountId) ?? 0) + 1;
     effectsByAccount.set(accountId, revision);
+    seen.effects += 1;
     const profile = { accountId, revision, tier: ['bronze', 'silver', 'gold'][revision % 3], syncedBy: key };
     answers.set(key, { body: JSON.stringify(profile), requestBody });
     return send(response, 200, profile);
@@ -78,6 +95,8 @@ export async function startPartnerApi(options: { port?: number } = {}): Promise<
     requests: () => requestCount,
     failNext: (accountId, count, status = 503) => void failures.set(accountId, { count, status }),
     setDelay: (ms) => void (delayMs = ms),
+    answerNext: (accountId, count, body) => void failures.set(accountId, { count, status: 200, body }),
+    keys: () => byKey,
     stop: () => new Promise((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

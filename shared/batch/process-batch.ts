@@ -64,7 +64,11 @@ export async function processBatch(records: readonly SQSRecord[], options: Proce
     Math.max(0, settings.remainingTimeMs() - settings.deadlineMarginMs / 2));
   deadlineTimer.unref();
 
-  const runUnit = async (unit: Unit, blocked: boolean): Promise<RecordOutcome> => {
+  // Whatever one record throws stays that record's failure: the batch itself never throws.
+  const runUnit = (unit: Unit, blocked: boolean): Promise<RecordOutcome> =>
+    startUnit(unit, blocked).catch((error: unknown) => settle(unit, classify(error)));
+
+  const startUnit = async (unit: Unit, blocked: boolean): Promise<RecordOutcome> => {
     const { record, envelope } = unit;
     if (unit.parseError) return settle(unit, unit.parseError);
     if (!envelope) throw new Error('unreachable: a unit has an envelope or a parse error');

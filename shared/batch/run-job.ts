@@ -1,8 +1,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Envelope } from '../envelope/index.ts';
-import { FatalError, REASONS } from '../errors/index.ts';
+import { classify, FatalError, FencedError, REASONS, TransientError } from '../errors/index.ts';
 import { describeIssues } from '../envelope/index.ts';
-import type { Claim, Completion, IdempotencyStore } from '../idempotency/index.ts';
+import type { Claim, CommitPlan, Completion, IdempotencyStore } from '../idempotency/index.ts';
 import type { JobHandler } from './types.ts';
 
 export interface RunJobOptions {
@@ -13,61 +13,114 @@ export interface RunJobOptions {
   readonly signal: AbortSignal;
   /** Called on every heartbeat, to push the message's visibility out together with the lease. */
   readonly onHeartbeat?: (claim: Claim) => Promise<void>;
+  /**
+   * How often a claimed commit that failed transiently (a `TransactionConflict` with a credit
+   * committing on the same item, throttling, a dropped connection) is tried again in place, after
+   * the external effect already happened.
+   * @default 4
+   */
+  readonly commitAttempts?: number;
+  /** @default Math.random */
+  readonly random?: () => number;
+  /** @default Date.now */
+  readonly nowMs?: () => number;
 }
 
 /**
  * Runs one validated envelope through its handler and the idempotency store: one transaction for
  * DynamoDB-only jobs; claim → side effect → commit for external ones, with heartbeats only when
  * the side effect outlives a third of the lease.
+ *
+ * The idempotency record is written from the envelope as sent, not from the handler's parsed
+ * payload: a newer worker whose schema adds an optional field (or a default) must recognise a
+ * message an older one committed as the same job.
  */
 export async function runJob(envelope: Envelope, handler: JobHandler, options: RunJobOptions): Promise<Completion> {
   const parsed = handler.payload.safeParse(envelope.payload);
   if (!parsed.success) {
     throw new FatalError(REASONS.invalidPayload, `payload of ${envelope.type}: ${describeIssues(parsed.error)}`);
   }
-  const job = { ...envelope, payload: parsed.data };
   const context = { envelope, payload: parsed.data, attempt: options.attempt, logger: options.logger, signal: options.signal };
   if (handler.effects === 'dynamodb') {
-    return options.store.commitOnce(job, await handler.plan(context));
+    return options.store.commitOnce(envelope, await handler.plan(context));
   }
 
-  const claimed = await options.store.claim(job);
+  const claimed = await options.store.claim(envelope);
   if (claimed.kind === 'duplicate') return claimed;
   const lease = new AbortController();
   const heartbeat = startHeartbeat(claimed.claim, options, lease);
+  let plan: CommitPlan;
   try {
-    const plan = await handler.perform({ ...context, signal: AbortSignal.any([options.signal, lease.signal]), claim: claimed.claim });
-    heartbeat.stop();
-    return await options.store.commitClaimed(heartbeat.claim(), plan);
+    plan = await handler.perform({ ...context, signal: AbortSignal.any([options.signal, lease.signal]), claim: claimed.claim });
   } catch (error) {
-    heartbeat.stop();
-    // Give the claim back so the retry need not wait out the lease; if it is no longer ours the
-    // condition fails and nothing changes.
-    await options.store.abandon(heartbeat.claim()).catch((abandonError: unknown) =>
+    // The effect did not happen (or the partner refused it): give the claim back so the retry
+    // need not wait out the lease; if it is no longer ours the condition fails and nothing changes.
+    const claim = await heartbeat.stop();
+    await options.store.abandon(claim).catch((abandonError: unknown) =>
       options.logger.warn('could not abandon claim; it will expire with its lease', { error: abandonError as Error }));
     throw error;
+  }
+  // The effect happened. From here the claim is never given back: a redelivery that claimed
+  // again would call the partner a second time. A heartbeat still in flight is awaited first, or
+  // its transaction would conflict with the commit on the same items.
+  return commitInPlace(await heartbeat.stop(), plan, options);
+}
+
+/**
+ * Commits a claimed job, retrying transient failures in place with the same claim, jittered and
+ * bounded by the attempts and by the lease. What is left after that (or a fence) is thrown with
+ * the claim kept: the redelivery waits for the lease, claims anew and replays the partner call
+ * under the same Idempotency-Key.
+ */
+async function commitInPlace(claim: Claim, plan: CommitPlan, options: RunJobOptions): Promise<Completion> {
+  const attempts = options.commitAttempts ?? 4;
+  const random = options.random ?? Math.random;
+  const nowMs = options.nowMs ?? Date.now;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await options.store.commitClaimed(claim, plan);
+    } catch (error) {
+      const failure = classify(error);
+      const delayMs = Math.round((25 * 2 ** attempt) * (0.5 + random() / 2));
+      const retryable = failure instanceof TransientError && !(failure instanceof FencedError);
+      if (!retryable || attempt >= attempts || options.signal.aborted || nowMs() + delayMs >= claim.leaseUntilMs) throw failure;
+      options.logger.warn('claimed commit failed; retrying in place', { reason: failure.reason, attempt, delayMs, error: failure });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
   }
 }
 
 function startHeartbeat(initial: Claim, options: RunJobOptions, lease: AbortController) {
   let current = initial;
+  let inFlight: Promise<void> | undefined;
   const intervalMs = Math.max(1, Math.floor(options.store.leaseMs / 3));
-  let beating = false;
   const timer = setInterval(() => {
     // One heartbeat at a time: two overlapping transactions on the same items would conflict.
-    if (beating) return;
-    beating = true;
-    options.store.extend(current)
+    if (inFlight) return;
+    inFlight = options.store.extend(current)
       .then(async (extended) => {
         current = extended;
         await options.onHeartbeat?.(extended);
       })
       .catch((error: unknown) => {
-        options.logger.warn('heartbeat failed; aborting the job', { error: error as Error });
-        lease.abort(error);
+        // A fence means someone else holds the lease now: stop. Anything else (throttling, a
+        // dropped connection) is tried again on the next beat while the lease still runs.
+        if (error instanceof FencedError || (options.nowMs ?? Date.now)() >= current.leaseUntilMs) {
+          options.logger.warn('heartbeat failed; aborting the job', { error: error as Error });
+          lease.abort(error);
+        } else {
+          options.logger.warn('heartbeat failed; trying again on the next beat', { error: error as Error });
+        }
       })
-      .finally(() => void (beating = false));
+      .finally(() => void (inFlight = undefined));
   }, intervalMs);
   timer.unref();
-  return { claim: () => current, stop: () => clearInterval(timer) };
+  return {
+    /** Stops beating, waits for a heartbeat in flight, and returns the latest claim. */
+    stop: async (): Promise<Claim> => {
+      clearInterval(timer);
+      await inFlight;
+      return current;
+    },
+  };
 }

@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import { IncompatibleVersionError, InvalidEnvelopeError } from '../errors/index.ts';
 import { ENVELOPE_SCHEMAS, type Envelope } from './schema.ts';
+import { jsonBoundsViolation, MAX_PAYLOAD_DEPTH } from './bounds.ts';
 
 const VERSION_ONLY = z.object({ schemaVersion: z.string().regex(/^\d+\.\d+$/, 'must look like <major>.<minor>') });
 
 /**
  * Parses and validates an SQS message body as an envelope.
  *
- * @throws InvalidEnvelopeError for bad JSON or a malformed envelope (fatal: to the DLQ)
+ * @throws InvalidEnvelopeError for bad JSON, a malformed envelope, a payload nested deeper than
+ *   {@link MAX_PAYLOAD_DEPTH} levels or a string that is not well-formed Unicode (fatal: to the DLQ)
  * @throws IncompatibleVersionError for a major version this worker does not read (transient)
  * @example
  * const envelope = parseEnvelope(record.body);
@@ -19,6 +21,9 @@ export function parseEnvelope(body: string): Envelope {
   } catch (error) {
     throw new InvalidEnvelopeError(`body is not JSON: ${(error as Error).message}`, { cause: error });
   }
+  // Before anything walks the body recursively (zod, hashing, marshalling).
+  const violation = jsonBoundsViolation(json, MAX_PAYLOAD_DEPTH + 1);
+  if (violation) throw new InvalidEnvelopeError(`body ${violation}`);
   const version = VERSION_ONLY.safeParse(json);
   if (!version.success) {
     throw new InvalidEnvelopeError(`schemaVersion ${describeIssues(version.error)}`);

@@ -16,11 +16,17 @@ export const REASONS = {
   staleVersion: 'stale-version',
   accountNotFound: 'account-not-found',
   partnerRejected: 'partner-rejected',
+  itemTooLarge: 'item-too-large',
+  transactionTooLarge: 'transaction-too-large',
+  transactionItemRepeated: 'transaction-item-repeated',
+  nestingTooDeep: 'nesting-too-deep',
+  invalidRequest: 'invalid-request',
   // transient
   incompatibleVersion: 'incompatible-version',
   jobInProgress: 'job-in-progress',
   lockBusy: 'lock-busy',
   fenced: 'fenced',
+  transactionConflict: 'transaction-conflict',
   throttled: 'throttled',
   dependencyUnavailable: 'dependency-unavailable',
   deadline: 'deadline',
@@ -111,11 +117,32 @@ export function isRetryableAwsError(error: unknown): boolean {
 }
 
 /**
+ * A request the service refused as invalid (DynamoDB's `ValidationException`: an item over 400 KB,
+ * more than 100 transaction items, one item twice in a transaction, nesting beyond 32 levels).
+ * The same request can never succeed, so it is fatal at once, with the limit as its reason.
+ */
+export class RequestRejectedError extends FatalError {}
+
+/** DynamoDB's ValidationException messages, by the limit they name. */
+const VALIDATION_REASONS: readonly [RegExp, Reason][] = [
+  [/item size|maximum allowed size|exceeds the maximum/i, REASONS.itemTooLarge],
+  [/length less than or equal to 100|too many items|transactitems/i, REASONS.transactionTooLarge],
+  [/multiple operations on one item/i, REASONS.transactionItemRepeated],
+  [/nesting levels|nested levels/i, REASONS.nestingTooDeep],
+];
+
+/**
  * Turns anything thrown while processing a record into a {@link BallastError}. Unknown errors are
  * treated as transient: retrying a bug wastes a few receives, dropping a good message loses data.
+ * A service's `ValidationException` is the exception: it is fatal ({@link RequestRejectedError}).
  */
 export function classify(error: unknown): BallastError {
   if (error instanceof BallastError) return error;
+  // The SDK has no class for it (DynamoDB declares none), so its name is all there is to match.
+  if (error instanceof Error && error.name === 'ValidationException') {
+    const reason = VALIDATION_REASONS.find(([pattern]) => pattern.test(error.message))?.[1] ?? REASONS.invalidRequest;
+    return new RequestRejectedError(reason, `request rejected by the service: ${error.message}`, { cause: error });
+  }
   const message = error instanceof Error ? error.message : String(error);
   const reason = isRetryableAwsError(error) ? (isThrottle(error) ? REASONS.throttled : REASONS.dependencyUnavailable) : REASONS.unexpected;
   return new TransientError(reason, message, { cause: error });

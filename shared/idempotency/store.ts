@@ -4,7 +4,7 @@ import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withDefaults } from '../options/index.ts';
 import {
-  FencedError, IdempotencyKeyReusedError, JobInProgressError, LockBusyError, REASONS, TransientError, type BallastError,
+  classify, FencedError, IdempotencyKeyReusedError, JobInProgressError, LockBusyError, REASONS, TransientError, type BallastError,
 } from '../errors/index.ts';
 import { acquireLockItem, extendLockItem, lockKey, nextFence, releaseLockItem, type LeaseHold, type LockItem, type TransactItem } from '../lock/index.ts';
 import {
@@ -224,11 +224,18 @@ function businessError(reasons: readonly (CancellationReason | undefined)[], wri
   return writes[index]?.onConditionFailed(oldItem(reasons[index] as CancellationReason));
 }
 
-/** Cancellations that are not condition failures: contention or throttling, both worth a retry. */
-function transactionError(reasons: readonly CancellationReason[]): TransientError {
+/**
+ * Cancellations that are not condition failures. Contention (`TransactionConflict`) and throttling
+ * are worth a retry; a `ValidationError` (an item over 400 KB, say) never succeeds and is fatal.
+ */
+function transactionError(reasons: readonly CancellationReason[]): BallastError {
   const codes = reasons.map((reason) => reason.Code ?? 'None');
+  const context = { cancellationCodes: codes };
+  const invalid = reasons.find((reason) => reason.Code === 'ValidationError');
+  if (invalid) {
+    return classify(Object.assign(new Error(invalid.Message ?? 'ValidationError'), { name: 'ValidationException' }));
+  }
   const throttled = codes.some((code) => /Throttl|ProvisionedThroughput/.test(code));
-  return new TransientError(throttled ? REASONS.throttled : REASONS.lockBusy, `transaction cancelled: ${codes.join(', ')}`, {
-    context: { cancellationCodes: codes },
-  });
+  const reason = throttled ? REASONS.throttled : codes.includes('TransactionConflict') ? REASONS.transactionConflict : REASONS.lockBusy;
+  return new TransientError(reason, `transaction cancelled: ${codes.join(', ')}`, { context });
 }

@@ -46,3 +46,30 @@ describe('envelope', () => {
     assert.deepEqual(SUPPORTED_MAJOR_VERSIONS, [1]);
   });
 });
+
+describe('envelope bounds: what can never be committed is refused before anything walks it', () => {
+  const body = (payloadText: string) => JSON.stringify({ ...valid(), payload: '__P__' }).replace('"__P__"', payloadText);
+
+  it('a payload nested deeper than DynamoDB\'s 32 levels is invalid-envelope, without exhausting the stack', () => {
+    for (const depth of [33, 1_000, 90_000]) {
+      const nested = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+      assert.throws(() => parseEnvelope(body(`{"amount":1,"x":${nested}}`)), (e: unknown) =>
+        e instanceof InvalidEnvelopeError && /nests deeper than/.test(e.message), `depth ${depth}`);
+    }
+    // 31 levels below the payload is fine (the payload itself is one level, DynamoDB allows 32)
+    const ok = `${'{"a":'.repeat(30)}1${'}'.repeat(30)}`;
+    assert.equal(parseEnvelope(body(`{"amount":1,"x":${ok}}`)).resourceId, 'acc-1');
+  });
+
+  it('a lone surrogate anywhere (field, payload value or key) is invalid-envelope', () => {
+    const lone = String.raw`\ud800`;
+    const cases = [
+      JSON.stringify({ ...valid(), resourceId: 'acc-X' }).replace('acc-X', `acc-${lone}`),
+      body(`{"amount":1,"note":"a${lone}b"}`),
+      body(`{"amount":1,"k${lone}":1}`),
+    ];
+    for (const text of cases) {
+      assert.throws(() => parseEnvelope(text), (e: unknown) => e instanceof InvalidEnvelopeError && /well-formed/.test(e.message), text.slice(0, 80));
+    }
+  });
+});

@@ -156,3 +156,32 @@ describe('processBatch', () => {
     assert.equal(outcome?.status === 'retry' && outcome.error.reason, REASONS.dependencyUnavailable);
   });
 });
+
+describe('processBatch: one hostile record never takes the batch down', () => {
+  it('a payload nested 90,000 levels deep in a batch of 10 is dead-lettered as invalid-envelope on its first receive; the other nine run', async () => {
+    // GIVEN nine good records and one whose payload nests ~90,000 levels (a 180 KB body with valid envelope fields)
+    const deep = `${'{"a":'.repeat(90_000)}1${'}'.repeat(90_000)}`;
+    const template = JSON.parse(jobRecord({ resourceId: 'deep', idempotencyKey: 'deep-1' }).body) as Record<string, unknown>;
+    const body = JSON.stringify({ ...template, payload: '__DEEP__' }).replace('"__DEEP__"', `{"amount":1,"x":${deep}}`);
+    const records = Array.from({ length: 10 }, (_, i) => (i === 4 ? sqsRecord(body) : jobRecord({ resourceId: `r${i}`, idempotencyKey: `k${i}` })));
+    const { options, calls, deadLettered } = harness();
+    // WHEN the batch runs
+    const outcomes = await processBatch(records, options);
+    // THEN it resolves (does not throw), the deep one is dead-lettered with its reason, nine ran
+    assert.equal(outcomes[4]?.status, 'dead-lettered');
+    assert.deepEqual(deadLettered.map((d) => d.reason), [REASONS.invalidEnvelope]);
+    assert.equal(calls.length, 9);
+    assert.equal(outcomes.filter((o) => o.status === 'processed').length, 9);
+  });
+
+  it('anything a record throws outside its job (here: its dead-letter send and its run) stays that record\'s failure', async () => {
+    const { options } = harness({
+      run: async (_r, envelope) => {
+        if (envelope.resourceId === 'boom') throw new RangeError('Maximum call stack size exceeded');
+        return { kind: 'committed', result: null };
+      },
+    });
+    const outcomes = await processBatch([jobRecord({ resourceId: 'boom' }), jobRecord({ resourceId: 'fine' })], options);
+    assert.deepEqual(outcomes.map((o) => o.status), ['retry', 'processed']);
+  });
+});

@@ -56,7 +56,7 @@ export function syncProfileJob(options: SyncProfileJobOptions): ExternalJob<Sync
         throw new FatalError(REASONS.partnerRejected, `partner API rejected the sync: ${response.status} ${await response.text()}`,
           { context: { status: response.status } });
       }
-      const profile = (await response.json()) as Record<string, unknown>;
+      const profile = await partnerProfile(response);
       return {
         result: { accountId: envelope.resourceId, profileRevision: profile.revision ?? null },
         writes: [{
@@ -74,4 +74,24 @@ export function syncProfileJob(options: SyncProfileJobOptions): ExternalJob<Sync
       };
     },
   };
+}
+
+/**
+ * The partner's answer as a profile: a JSON object, or the sync is rejected. A 200 carrying an
+ * array, a string or broken JSON is the partner's bug; storing it would make the account
+ * unreadable (every cached read validates the profile as a map).
+ */
+async function partnerProfile(response: Response): Promise<Record<string, unknown>> {
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new FatalError(REASONS.partnerRejected, `partner API answered ${response.status} with a body that is not a JSON object: ${text.slice(0, 120)}`,
+      { context: { status: response.status } });
+  }
+  return body as Record<string, unknown>;
 }

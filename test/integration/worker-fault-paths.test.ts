@@ -1,0 +1,150 @@
+/**
+ * The fault paths the combined chaos run found, each on the real engines: a hostile record, a
+ * claimed commit cancelled by a conflict, limits DynamoDB refuses, a partner answering nonsense,
+ * and a payload field only a newer worker knows.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BALANCE_CHANGE, JOB_TYPES, accountKey } from '../../shared/jobs/index.ts';
+import { REASONS } from '../../shared/errors/index.ts';
+import { lockKey } from '../../shared/lock/index.ts';
+import type { ExternalJob, TransactionalJob } from '../../shared/batch/index.ts';
+import { toCachedAccount } from '../../shared/cache/index.ts';
+import { creditJob } from '../../functions/worker/jobs/index.ts';
+import { captureOutput } from '../helpers/output.ts';
+import { useWorkerHarness } from '../helpers/worker-harness.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('worker fault paths on DynamoDB Local + fauxqs', () => {
+  const h = useWorkerHarness();
+
+  it('a payload nested 90,000 levels deep in a batch of 10: dead-lettered with its reason on the first receive, nine credits applied, no throw', async () => {
+    const queues = await h.queues();
+    for (let i = 0; i < 9; i += 1) await h.send(queues, h.envelope({ resourceId: `acc-deep-${i}`, payload: { amount: 10 } }));
+    const deep = `${'{"a":'.repeat(90_000)}1${'}'.repeat(90_000)}`;
+    const poison = JSON.stringify({ ...h.envelope({ resourceId: 'acc-deep-x' }), payload: '__P__' }).replace('"__P__"', `{"amount":1,"x":${deep}}`);
+    await h.send(queues, poison);
+    // WHEN the worker drains the queue (a thrown invocation would reject here)
+    await captureOutput(() => h.drain(queues, h.worker(queues)));
+    // THEN one dead letter, reason invalid-envelope, attempt 1; every good credit applied
+    const dead = await h.deadLetters(queues);
+    assert.equal(dead.length, 1);
+    assert.equal(dead[0]?.reason, REASONS.invalidEnvelope);
+    assert.equal(dead[0]?.attributes?.['ballast.attempt']?.StringValue, '1');
+    for (let i = 0; i < 9; i += 1) assert.equal((await h.account(`acc-deep-${i}`))?.balance, 10);
+  });
+
+  it('a sync whose commit meets a TransactionConflict calls the partner exactly once: the commit is retried in place, the claim kept', async () => {
+    const queues = await h.queues({ visibilityTimeoutSeconds: 2 });
+    const accountId = 'acc-conflict';
+    await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 5 } }));
+    await captureOutput(() => h.drain(queues, h.worker(queues)));
+    // GIVEN a DynamoDB client whose first claimed commit is cancelled by a conflicting transaction,
+    // exactly as DynamoDB reports one (a credit on the same account committing at that moment)
+    let conflicts = 0;
+    const client = new DynamoDBClient({});
+    client.middlewareStack.add((next) => async (args) => {
+      const items = (args.input as { TransactItems?: { Update?: { UpdateExpression?: string } }[] }).TransactItems ?? [];
+      if (conflicts === 0 && items[0]?.Update?.UpdateExpression?.startsWith('SET #status = :completed')) {
+        conflicts += 1;
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, None, TransactionConflict]',
+          $metadata: { httpStatusCode: 400 },
+          CancellationReasons: items.map((_, i) => (i === 2 ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' } : { Code: 'None' })),
+        });
+      }
+      return next(args);
+    }, { step: 'build', name: 'conflictOnce' });
+    const documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    const requestsBefore = h.partner.requests();
+    try {
+      await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, payload: {} }));
+      // WHEN the sync runs (and the queue drains, redeliveries included)
+      await captureOutput(() => h.drain(queues, h.worker(queues, { documents })));
+    } finally {
+      client.destroy();
+    }
+    // THEN the conflict happened, the partner was called once, the job committed once
+    assert.equal(conflicts, 1);
+    assert.equal(h.partner.requests() - requestsBefore, 1, 'no second partner call');
+    const account = await h.account(accountId);
+    assert.equal(account?.version, 2, 'one credit + one sync');
+    assert.ok(account?.profile);
+    const lock = await h.local.documents.send(new GetCommand({ TableName: h.tables.control, Key: { pk: lockKey(accountId) }, ConsistentRead: true }));
+    assert.equal(lock.Item?.ownerToken, undefined, 'the lock was released by the commit');
+    assert.deepEqual(await h.deadLetters(queues), []);
+  });
+
+  it('limits DynamoDB refuses (item over 400 KB, over 100 items, one item twice) are fatal at once with a precise reason; the external effect ran once', async () => {
+    const queues = await h.queues();
+    let performed = 0;
+    const oversize: ExternalJob<Record<string, unknown>> = {
+      type: 'test.oversize', payload: z.object({}), effects: 'external',
+      async perform({ envelope }) {
+        performed += 1;
+        return { writes: [{ item: { Put: { TableName: h.tables.state, Item: { pk: accountKey(envelope.resourceId), blob: 'x'.repeat(410_000), version: 1 } } }, onConditionFailed: () => { throw new Error('no condition'); } }] };
+      },
+    };
+    const write = (key: string) => ({ item: { Put: { TableName: h.tables.state, Item: { pk: key, version: 1 } } }, onConditionFailed: () => { throw new Error('no condition'); } });
+    const tooMany: TransactionalJob<Record<string, unknown>> = {
+      type: 'test.too-many', payload: z.object({}), effects: 'dynamodb',
+      plan: ({ envelope }) => ({ writes: Array.from({ length: 100 }, (_, i) => write(`${envelope.resourceId}#${i}`)) }),
+    };
+    const twice: TransactionalJob<Record<string, unknown>> = {
+      type: 'test.twice', payload: z.object({}), effects: 'dynamodb',
+      plan: ({ envelope }) => ({ writes: [write(envelope.resourceId), write(envelope.resourceId)] }),
+    };
+    const worker = h.worker(queues, { jobs: [oversize, tooMany, twice] });
+    for (const type of ['test.oversize', 'test.too-many', 'test.twice']) await h.send(queues, h.envelope({ type, resourceId: `acc-${type}`, payload: {} }));
+    // WHEN the queue drains
+    await captureOutput(() => h.drain(queues, worker));
+    // THEN each is dead-lettered on its first receive with the limit it broke; the partner-side effect ran once
+    const dead = await h.deadLetters(queues);
+    const byType = new Map(dead.map((d) => [(JSON.parse(d.body) as { type: string }).type, d]));
+    assert.equal(byType.get('test.oversize')?.reason, REASONS.itemTooLarge);
+    assert.equal(byType.get('test.too-many')?.reason, REASONS.transactionTooLarge);
+    assert.equal(byType.get('test.twice')?.reason, REASONS.transactionItemRepeated);
+    for (const d of dead) assert.equal(d.attributes?.['ballast.attempt']?.StringValue, '1');
+    assert.equal(performed, 1);
+  });
+
+  it('a partner answering 200 with a JSON array or string: partner-rejected, and the account stays readable', async () => {
+    const queues = await h.queues();
+    const accountId = 'acc-nonsense';
+    await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 7 } }));
+    await captureOutput(() => h.drain(queues, h.worker(queues)));
+    for (const body of ['[1,2,3]', '"a string"', 'not json']) {
+      h.partner.answerNext(accountId, 1, body);
+      await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, payload: {} }));
+      await captureOutput(() => h.drain(queues, h.worker(queues)));
+    }
+    const dead = await h.deadLetters(queues);
+    assert.deepEqual(dead.map((d) => d.reason), [REASONS.partnerRejected, REASONS.partnerRejected, REASONS.partnerRejected]);
+    const item = await h.account(accountId);
+    assert.equal(item?.version, 1, 'nothing was stored');
+    assert.doesNotThrow(() => toCachedAccount(item as object));
+  });
+
+  it('a payload field only v2 knows hashes the same in v1 and v2: a v1-committed message redelivered to v2 is a duplicate, not a reused key', async () => {
+    const queues = await h.queues({ visibilityTimeoutSeconds: 1 });
+    const v1 = h.worker(queues);
+    // v2 adds an optional field and a defaulted one to the credit's payload
+    const v1Credit = creditJob({ stateTableName: h.tables.state });
+    const v2Credit = { ...v1Credit, payload: BALANCE_CHANGE.extend({ note: z.string().optional(), currency: z.string().default('EUR') }) } as typeof v1Credit;
+    const v2 = h.worker(queues, { jobs: [v2Credit] });
+    const accountId = 'acc-rollout';
+    // GIVEN a v1.1 producer's credit carrying the new field; v1 commits it and dies before deleting it
+    await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 30, note: 'from the v2 producer' } }));
+    await captureOutput(() => h.deliver(queues, v1, { crashAfterHandler: true }));
+    await sleep(1_100);
+    // WHEN it is redelivered to v2
+    await captureOutput(() => h.drain(queues, v2));
+    // THEN v2 sees the job it already did: applied once, nothing dead-lettered
+    assert.deepEqual(await h.deadLetters(queues), []);
+    assert.equal((await h.account(accountId))?.balance, 30);
+  });
+});
