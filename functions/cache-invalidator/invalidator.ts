@@ -1,5 +1,5 @@
-import type { DynamoDBBatchItemFailure, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { CACHE_METRICS, type AccountCache } from '../../shared/cache/index.ts';
+import type { Context, DynamoDBBatchItemFailure, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { CACHE_METRICS, CacheUnavailableError, type AccountChange, type AccountCache } from '../../shared/cache/index.ts';
 import { countByReason, type Observability } from '../../shared/observability/index.ts';
 import { planRecord } from './stream-record.ts';
 
@@ -7,6 +7,13 @@ export interface InvalidatorDependencies {
   /** Applies the changes; only `invalidate` is used. */
   readonly cache: Pick<AccountCache, 'invalidate'>;
   readonly observability: Observability;
+  /**
+   * While Redis is unreachable, one change is tried again (backing off from 100 ms to this) until
+   * the invocation has only `marginMs` left. The stream's own retries come back within
+   * milliseconds and would be spent long before a short outage ends.
+   * @default { maxDelayMs: 2_000, marginMs: 3_000 }
+   */
+  readonly outageWait?: { readonly maxDelayMs?: number; readonly marginMs?: number };
 }
 
 /** Reason on `CacheInvalidationsSkipped` for records that cannot be read as an account change. */
@@ -17,8 +24,10 @@ export const MALFORMED_RECORD = 'malformed-record';
  * changed account, and reports what it could not apply as `batchItemFailures`.
  *
  * Failure handling, record by record in stream order:
- * - Redis unreachable (or any error applying a change): that record and every later one in the
- *   batch are reported. The mapping retries from the first reported sequence number (it would
+ * - Redis unreachable: the change is tried again, backing off, until the invocation is about to
+ *   time out (see `outageWait`), so a short outage costs one slow invocation, not the stream's
+ *   whole retry budget. Still unreachable then (or any other error applying a change): that
+ *   record and every later one in the batch are reported. The mapping retries from the first reported sequence number (it would
  *   re-deliver the later ones anyway), then bisects and finally sends the batch's metadata to its
  *   on-failure destination. Replays are harmless: invalidation is idempotent and order-independent.
  * - A malformed account record (no usable version): logged as an error and counted as
@@ -32,9 +41,25 @@ export const MALFORMED_RECORD = 'malformed-record';
  * import { createInvalidator } from './invalidator.ts';
  * export const handler = createInvalidator({ cache, observability });
  */
-export function createInvalidator(deps: InvalidatorDependencies): (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse> {
+export function createInvalidator(deps: InvalidatorDependencies): (event: DynamoDBStreamEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<DynamoDBBatchResponse> {
   const { logger, metrics } = deps.observability;
-  return async function cacheInvalidator(event) {
+  const maxDelayMs = deps.outageWait?.maxDelayMs ?? 2_000;
+  const marginMs = deps.outageWait?.marginMs ?? 3_000;
+
+  /** Applies one change, waiting out an outage while the invocation has time; without a context, tries once. */
+  const apply = async (change: AccountChange, deadlineMs: number) => {
+    for (let delayMs = 100; ; delayMs = Math.min(maxDelayMs, delayMs * 2)) {
+      try {
+        return await deps.cache.invalidate(change);
+      } catch (error) {
+        if (!(error instanceof CacheUnavailableError) || Date.now() + delayMs > deadlineMs) throw error;
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+    }
+  };
+
+  return async function cacheInvalidator(event, context) {
+    const deadlineMs = context ? Date.now() + context.getRemainingTimeInMillis() - marginMs : 0;
     const failures: DynamoDBBatchItemFailure[] = [];
     try {
       for (const [index, record] of event.Records.entries()) {
@@ -46,7 +71,7 @@ export function createInvalidator(deps: InvalidatorDependencies): (event: Dynamo
           continue;
         }
         try {
-          await deps.cache.invalidate(plan.change);
+          await apply(plan.change, deadlineMs);
         } catch (error) {
           const unapplied = event.Records.slice(index);
           logger.warn('invalidation failed; reporting the rest of the batch for retry', {

@@ -5,11 +5,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { awsClientConfig } from '../../shared/aws/index.ts';
 import { workerConfigFromEnv } from './config.ts';
 import { createWorker } from './worker.ts';
 
 export const handler = createWorker({
   config: workerConfigFromEnv(),
-  documents: DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } }),
-  sqs: new SQSClient({}),
+  documents: DynamoDBDocumentClient.from(new DynamoDBClient(awsClientConfig()), { marshallOptions: { removeUndefinedValues: true } }),
+  sqs: new SQSClient(awsClientConfig()),
 });

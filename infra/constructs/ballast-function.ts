@@ -6,6 +6,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { fileURLToPath } from 'node:url';
+import { FUNCTION_TIMEOUT_ENV } from '../../shared/aws/index.ts';
 
 /** Absolute path of a Lambda entry file under `functions/`, e.g. `functionEntry('worker')`. */
 export function functionEntry(name: string): string {
@@ -71,7 +72,8 @@ export class BallastFunction extends NodejsFunction {
       loggingFormat: LoggingFormat.JSON,
       logGroup,
       role,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      // The function's own timeout, from which its SDK clients derive theirs (shared/aws).
+      environment: { NODE_OPTIONS: '--enable-source-maps', [FUNCTION_TIMEOUT_ENV]: String((props.timeout ?? Duration.seconds(30)).toMilliseconds()), ...props.environment },
       vpc: props.vpc,
       vpcSubnets: props.vpc ? props.vpcSubnets : undefined,
       securityGroups: props.securityGroups,

@@ -127,7 +127,14 @@ export class AccountCache {
    */
   async get(accountId: string): Promise<AccountRead> {
     const keys = accountCacheKeys(accountId, this.schemaVersion);
-    const read = await this.#flights.run(accountId, () => this.#read(accountId, keys));
+    const joined = this.#flights.has(accountId);
+    let read = await this.#flights.run(accountId, () => this.#read(accountId, keys));
+    // A joiner arrived after the flight's reads were sent: an invalidation may have run between
+    // the two, and answering the flight's version would then be a stale read. One tombstone GET
+    // (far cheaper than the table read single-flight saves) tells; if it is newer, read again.
+    if (joined && read.source !== READ_SOURCES.bypass && (await this.#tombstone(keys)) > (read.account?.version ?? 0)) {
+      read = { account: await this.#readTable(accountId), source: READ_SOURCES.miss };
+    }
     const metric = read.source === 'hit' ? CACHE_METRICS.hits : read.source === 'miss' ? CACHE_METRICS.misses : CACHE_METRICS.fallbacks;
     this.#options.observability.metrics.addMetric(metric, MetricUnit.Count, 1);
     return read;
@@ -190,6 +197,15 @@ export class AccountCache {
     const account = await this.#readTable(accountId);
     if (account) await this.#fill(keys, account, readStartedMs);
     return { account, source: READ_SOURCES.miss };
+  }
+
+  /** The entry's tombstone version (0 when there is none, or Redis cannot say: the flight's answer stands). */
+  async #tombstone(keys: AccountCacheKeys): Promise<number> {
+    try {
+      return Number(await this.#guarded('tombstone', () => this.#options.redis.get(keys.tombstone))) || 0;
+    } catch {
+      return 0;
+    }
   }
 
   /** Fills the entry unless the read is too old; never throws (a failed fill only costs a later miss). */

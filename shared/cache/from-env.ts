@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { awsClientConfig } from '../aws/index.ts';
 import { createObservability, type Observability } from '../observability/index.ts';
 import { AccountCache } from './account-cache.ts';
 import { createCacheClient } from './connection.ts';
@@ -57,6 +58,6 @@ export function accountCacheFromEnv(env: NodeJS.ProcessEnv = process.env): { cac
     cluster: config.cacheCluster,
     onError: (error) => observability.logger.debug('cache connection error', { error }),
   });
-  const documents = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+  const documents = DynamoDBDocumentClient.from(new DynamoDBClient(awsClientConfig(env)));
   return { cache: new AccountCache({ redis, documents, tableName: config.stateTableName, observability }), observability };
 }

@@ -23,6 +23,11 @@ export class SingleFlight<K, V> {
     return started;
   }
 
+  /** True while a call for `key` is in flight (a {@link run} now would join it). */
+  has(key: K): boolean {
+    return this.#inFlight.has(key);
+  }
+
   /** Keys with a call in flight (for tests and diagnostics). */
   get size(): number {
     return this.#inFlight.size;

@@ -38,6 +38,27 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     assert.equal((await cache.get('acc-race')).account?.balance, 105);
   });
 
+  it('a read that joins a single-flight fill started before an invalidation gets the new version', async () => {
+    // GIVEN account v1 and a reader whose table read (of v1) is served but not yet returned
+    const stream = await f.streamReader();
+    const table = f.observedDocuments();
+    const cache = f.cache({ documents: table.documents });
+    const invalidate = f.invalidator(cache);
+    await f.createAccount('acc-join', 100);
+    assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
+    const release = table.holdResponses();
+    const leader = cache.get('acc-join');
+    await waitFor('the leader to read the table', () => table.requests() === 1);
+    // WHEN v2 commits and its invalidation runs, and only then a second read arrives and joins the flight
+    await f.changeAccount('acc-join', 5);
+    assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
+    const joiner = cache.get('acc-join');
+    release();
+    // THEN the leader may answer what it read, but the joiner, which arrived after the invalidation, answers v2
+    assert.equal((await leader).account?.version, 1);
+    assert.equal((await joiner).account?.version, 2);
+  });
+
   it('100 concurrent misses on one key in one container cost exactly 1 table read', async () => {
     const table = f.observedDocuments();
     const cache = f.cache({ documents: table.documents });

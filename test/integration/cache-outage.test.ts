@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { startRedis } from '../../local/engines/index.ts';
+import { startTcpFaultProxy } from '../../local/faults/tcp-proxy.ts';
+import { createLambdaContext } from '../../local/lambda/context.ts';
 import { accountCacheKeys, CACHE_METRICS, encodeAccount, FILL_OUTCOMES, toCachedAccount } from '../../shared/cache/index.ts';
 import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { useCacheFixture, waitFor } from '../helpers/cache-fixture.ts';
@@ -91,6 +93,39 @@ describe('cache: Redis outages', () => {
       assert.deepEqual([report.sampled, report.mismatches, report.mismatchRate], [2, 0, 0]);
     } finally {
       await restarted.stop();
+    }
+  });
+
+  it('Redis unreachable for 20 s while its data survives: every invalidation of the commits made meanwhile lands, and no later read returns an older version', async () => {
+    // GIVEN readers and an invalidator reaching Redis through a link that can be cut (Redis itself keeps running, data and all)
+    const link = await startTcpFaultProxy({ targetPort: f.local.engines.redis.port });
+    try {
+      const url = `redis://127.0.0.1:${link.port}`;
+      const stream = await f.streamReader();
+      const invalidate = f.invalidator(f.cache({ redis: f.client({ url }) }));
+      const reader = f.cache({ redis: f.client({ url }), breaker: { failureThreshold: 2, openMs: 200 } });
+      await f.createAccount('acc-away', 10);
+      assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
+      assert.deepEqual(pick(await reader.get('acc-away')), ['miss', 1]);
+      assert.deepEqual(pick(await reader.get('acc-away')), ['hit', 1]);
+      // WHEN the link goes down, two commits happen, and the stream invokes the invalidator with a 30 s timeout
+      await link.cut();
+      await f.changeAccount('acc-away', 1);
+      await f.changeAccount('acc-away', 1);
+      const event = await stream.next({ minRecords: 2 });
+      const startedMs = Date.now();
+      const applying = invalidate(event, createLambdaContext({ functionName: 'cache-invalidator', timeoutMs: 30_000 }));
+      await new Promise((resolve) => setTimeout(resolve, 20_000));
+      await link.restore();
+      // THEN the invocation waited for Redis instead of spending the stream's retries in a millisecond each
+      const { value: response } = await captureOutput(() => applying);
+      assert.deepEqual(response, { batchItemFailures: [] });
+      assert.ok(Date.now() - startedMs >= 20_000);
+      // AND the entry v1 left behind is gone: readers answer v3 from here on
+      await waitFor('the readers\' breaker to close', async () => (await reader.get('acc-away')).source !== 'bypass', 5_000);
+      for (let i = 0; i < 3; i += 1) assert.equal((await reader.get('acc-away')).account?.version, 3);
+    } finally {
+      await link.stop();
     }
   });
 });

@@ -1,0 +1,37 @@
+/** What every AWS SDK client of a ballast function is created with. */
+export interface AwsClientConfig {
+  readonly requestHandler: {
+    readonly connectionTimeout: number;
+    readonly requestTimeout: number;
+    /** Without it the SDK only logs a warning when `requestTimeout` passes, and keeps waiting. */
+    readonly throwOnRequestTimeout: true;
+  };
+}
+
+/** Set by the `BallastFunction` construct to the function's own timeout, in ms. */
+export const FUNCTION_TIMEOUT_ENV = 'BALLAST_FUNCTION_TIMEOUT_MS';
+
+/**
+ * Connection and request timeouts for the SDK clients of a function, derived from the function's
+ * timeout (`BALLAST_FUNCTION_TIMEOUT_MS`): a request may take a quarter of it (at least 250 ms, at
+ * most 5 s) and connecting 1 s (at most a tenth), so one hung call — a half-open connection,
+ * a stalled endpoint — is abandoned and retried long before it can eat the invocation. The SDK's
+ * defaults have no request timeout at all.
+ *
+ * @example
+ * const sqs = new SQSClient(awsClientConfig());
+ */
+export function awsClientConfig(env: NodeJS.ProcessEnv = process.env): AwsClientConfig {
+  const raw = env[FUNCTION_TIMEOUT_ENV];
+  const timeoutMs = raw === undefined || raw === '' ? 30_000 : Number(raw);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new Error(`${FUNCTION_TIMEOUT_ENV} must be a positive number of milliseconds, got '${raw}'`);
+  }
+  return {
+    requestHandler: {
+      connectionTimeout: Math.min(1_000, Math.ceil(timeoutMs / 10)),
+      requestTimeout: Math.min(5_000, Math.max(250, Math.floor(timeoutMs / 4))),
+      throwOnRequestTimeout: true,
+    },
+  };
+}

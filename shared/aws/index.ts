@@ -1,0 +1,1 @@
+export { awsClientConfig, FUNCTION_TIMEOUT_ENV, type AwsClientConfig } from './client-config.ts';
