@@ -1,8 +1,7 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { EnvironmentConfig } from './config.ts';
 import { BallastFunction } from './constructs/ballast-function.ts';
 import { BallastCache } from './constructs/cache.ts';
@@ -28,6 +27,10 @@ export class BallastStack extends Stack {
   readonly jobs: ReliableQueue;
   readonly worker: QueueWorker;
   readonly invalidator: BallastFunction;
+  /** The invalidator's on-failure destination; the invalidation repair drains it. */
+  readonly invalidatorFailures: ReliableQueue;
+  /** Re-applies the stream batches the invalidator gave up on. */
+  readonly invalidationRepair: BallastFunction;
   readonly readApi: BallastFunction;
   readonly observability: BallastObservability;
 
@@ -83,8 +86,13 @@ export class BallastStack extends Stack {
     this.tables.state.grantReadWriteData(this.worker.function);
     this.tables.control.grantReadWriteData(this.worker.function);
 
-    const invalidatorFailures = new Queue(this, 'InvalidatorFailures', {
-      encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: config.queue.deadLetterRetentionPeriod,
+    // The invalidator's on-failure destination is a work queue like any other: the repair consumes
+    // it, and what the repair cannot apply either ends in the queue's own (alarmed) DLQ.
+    this.invalidatorFailures = new ReliableQueue(this, 'InvalidatorFailures', {
+      consumerTimeout: config.invalidationRepair.timeout,
+      maxReceiveCount: config.invalidationRepair.maxReceiveCount,
+      retentionPeriod: config.queue.retentionPeriod,
+      deadLetterRetentionPeriod: config.queue.deadLetterRetentionPeriod,
       removalPolicy: config.removalPolicy,
     });
     this.invalidator = new BallastFunction(this, 'CacheInvalidator', {
@@ -102,9 +110,27 @@ export class BallastStack extends Stack {
       bisectBatchOnError: true,
       retryAttempts: config.invalidator.retryAttempts,
       maxRecordAge: config.invalidator.maxRecordAge,
-      onFailure: new SqsDlq(invalidatorFailures),
+      onFailure: new SqsDlq(this.invalidatorFailures.queue),
       reportBatchItemFailures: true,
     }));
+
+    this.invalidationRepair = new BallastFunction(this, 'InvalidationRepair', {
+      functionName: 'invalidation-repair',
+      timeout: config.invalidationRepair.timeout,
+      memorySize: 256,
+      logRetention: config.logRetention,
+      logRemovalPolicy: config.removalPolicy,
+      ...inVpc,
+      environment: { STATE_TABLE_NAME: this.tables.state.tableName, BALLAST_CACHE_URL: cache.url, BALLAST_CACHE_CLUSTER: 'true', POWERTOOLS_SERVICE_NAME: 'ballast-invalidation-repair' },
+    });
+    this.invalidationRepair.addEventSource(new SqsEventSource(this.invalidatorFailures.queue, {
+      batchSize: config.invalidationRepair.batchSize,
+      maxConcurrency: config.invalidationRepair.maxConcurrency,
+      reportBatchItemFailures: true,
+    }));
+    // Reads failed batches back from the stream, and the table for the full-repair fallback; no writes.
+    this.tables.state.grantStream(this.invalidationRepair, 'dynamodb:GetShardIterator', 'dynamodb:GetRecords');
+    this.tables.state.grant(this.invalidationRepair, 'dynamodb:GetItem');
 
     this.readApi = new BallastFunction(this, 'ReadApi', {
       functionName: 'read-api',
@@ -123,7 +149,8 @@ export class BallastStack extends Stack {
       worker: this.worker,
       workerTimeout: config.worker.timeout,
       invalidator: this.invalidator,
-      invalidatorFailures,
+      invalidatorFailures: this.invalidatorFailures,
+      invalidationRepair: this.invalidationRepair,
       readApi: this.readApi,
       tables: this.tables,
       alarms: config.alarms,
@@ -136,8 +163,10 @@ export class BallastStack extends Stack {
       StateTableName: this.tables.state.tableName,
       ControlTableName: this.tables.control.tableName,
       WorkerFunctionName: this.worker.function.functionName,
-      InvalidatorFailureQueueUrl: invalidatorFailures.queueUrl,
+      InvalidatorFailureQueueUrl: this.invalidatorFailures.queue.queueUrl,
+      InvalidatorFailureDeadLetterQueueUrl: this.invalidatorFailures.deadLetterQueue.queueUrl,
       InvalidatorFunctionName: this.invalidator.functionName,
+      InvalidationRepairFunctionName: this.invalidationRepair.functionName,
       ReadApiUrl: readApiUrl.url,
       CacheUrl: cache.url,
       AlarmTopicArn: this.observability.topic.topicArn,

@@ -40,6 +40,23 @@ export interface EnvironmentConfig {
     readonly retryAttempts: number;
     readonly maxRecordAge: Duration;
   };
+  /** The consumer of the invalidator's on-failure queue, which re-applies the failed stream batches. */
+  readonly invalidationRepair: {
+    /**
+     * Must fit a full cache reconcile (the fallback when the records left the stream); the failure
+     * queue's visibility timeout is derived from it (6 ×).
+     */
+    readonly timeout: Duration;
+    /** Failure-queue messages (one failed stream batch each) per invocation. */
+    readonly batchSize: number;
+    /**
+     * Concurrent invocations of its SQS mapping (at least 2): an outage leaves a burst of failed
+     * batches, and replaying them should not hit a just-recovered cache all at once.
+     */
+    readonly maxConcurrency: number;
+    /** Deliveries of one message before it moves to the repair's DLQ (at least 5). */
+    readonly maxReceiveCount: number;
+  };
   readonly readApi: {
     readonly timeout: Duration;
     readonly authType: FunctionUrlAuthType;
@@ -82,6 +99,7 @@ const base: Omit<EnvironmentConfig, 'name'> = {
   idempotencyRetention: Duration.days(35),
   replayWindow: Duration.days(7),
   invalidator: { timeout: Duration.seconds(30), batchSize: 100, retryAttempts: 10, maxRecordAge: Duration.hours(1) },
+  invalidationRepair: { timeout: Duration.minutes(2), batchSize: 5, maxConcurrency: 2, maxReceiveCount: 5 },
   readApi: { timeout: Duration.seconds(10), authType: FunctionUrlAuthType.AWS_IAM },
   network: { maxAzs: 2, natGateways: 1 },
   partnerApiUrl: 'https://partner.example.com',
@@ -100,6 +118,7 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
     ...base,
     name: 'local',
     worker: { ...base.worker, timeout: Duration.seconds(10), lockLease: Duration.seconds(10), maxConcurrency: 4 },
+    invalidationRepair: { ...base.invalidationRepair, timeout: Duration.seconds(30) },
     partnerApiUrl: 'http://127.0.0.1:0',
   },
   dev: { ...base, name: 'dev' },

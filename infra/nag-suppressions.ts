@@ -86,7 +86,7 @@ function constructAt(stack: Stack, path: string): IConstruct {
  * suppressReviewedFindings(stack);
  */
 export function suppressReviewedFindings(stack: BallastStack): void {
-  for (const fn of [stack.worker.function, stack.worker.preTrafficCheck, stack.invalidator, stack.readApi]) acknowledgeFunction(fn);
+  for (const fn of [stack.worker.function, stack.worker.preTrafficCheck, stack.invalidator, stack.invalidationRepair, stack.readApi]) acknowledgeFunction(fn);
 
   // The worker's CodeDeploy deployment group (LambdaDeploymentGroup owns the role).
   const deployment = stack.worker.deploymentGroup;
@@ -103,13 +103,6 @@ export function suppressReviewedFindings(stack: BallastStack): void {
       reason: 'CDK grants the deployment role lambda:InvokeFunction on the pre-traffic hook function and its '
         + 'qualifiers (ARN:*); the wildcard only spans versions and aliases of that one hook function.',
     });
-
-  acknowledge(constructAt(stack, 'InvalidatorFailures'), {
-    rule: 'AwsSolutions-SQS3',
-    reason: 'This queue is itself the on-failure destination of the cache invalidator\'s stream mapping: it receives '
-      + 'the metadata of stream batches that exhausted their retries. A DLQ of a DLQ would only move those records '
-      + 'one hop further; they are kept 14 days and the observability alarms watch its depth.',
-  });
 
   // Observability (topic, dashboard, alarms) produces no findings today; should it, acknowledge
   // them here by path, e.g. `acknowledge(constructAt(stack, 'Observability/Alarms'), { rule, reason })`.

@@ -4,7 +4,6 @@ import { Alarm, AlarmStatusWidget, ComparisonOperator, MathExpression, Metric, S
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { BillingMode } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { DefaultDashboardFactory, MonitoringFacade, SnsAlarmActionStrategy } from 'cdk-monitoring-constructs';
@@ -22,7 +21,10 @@ export interface BallastObservabilityProps {
   readonly worker: QueueWorker;
   readonly workerTimeout: Duration;
   readonly invalidator: IFunction;
-  readonly invalidatorFailures: IQueue;
+  /** The invalidator's on-failure queue and its DLQ (what the repair could not apply). */
+  readonly invalidatorFailures: ReliableQueue;
+  /** Consumes `invalidatorFailures`. */
+  readonly invalidationRepair: IFunction;
   readonly readApi: IFunction;
   readonly tables: BallastTables;
   readonly alarms: EnvironmentConfig['alarms'];
@@ -62,7 +64,7 @@ export const ROLLBACK_TAG = 'ballast:rollback';
  * @example
  * const observability = new BallastObservability(this, 'Observability', {
  *   environmentName: 'prod', jobs, worker, workerTimeout: Duration.seconds(30), invalidator,
- *   invalidatorFailures, readApi, tables, alarms: config.alarms, workerVersion: '1.4.0',
+ *   invalidatorFailures, invalidationRepair, readApi, tables, alarms: config.alarms, workerVersion: '1.4.0',
  * });
  * new CfnOutput(this, 'AlarmTopicArn', { value: observability.topic.topicArn });
  */
@@ -169,12 +171,15 @@ export class BallastObservability extends Construct {
           Critical: { ...quietWhenMissing, maxAgeInMillis: props.alarms.iteratorAge.toMilliseconds(), comparisonOperatorOverride: atOrAbove, alarmDescriptionOverride: runbook.iteratorAge },
         },
       })
-      .monitorSqsQueue({
-        queue: props.invalidatorFailures,
-        humanReadableName: 'Cache invalidator on-failure queue',
+      .monitorSqsQueueWithDlq({
+        queue: props.invalidatorFailures.queue,
+        deadLetterQueue: props.invalidatorFailures.deadLetterQueue,
+        humanReadableName: 'Cache invalidator on-failure queue (drained by the invalidation repair)',
         alarmFriendlyName: 'InvalidatorFailures',
         addQueueMaxSizeAlarm: { Critical: { ...quietWhenMissing, maxMessageCount: 0, alarmDescriptionOverride: runbook.invalidatorFailures } },
+        addDeadLetterQueueMaxSizeAlarm: { Critical: { ...quietWhenMissing, maxMessageCount: 0, alarmDescriptionOverride: runbook.invalidationRepairDeadLetters } },
       })
+      .monitorLambdaFunction({ lambdaFunction: props.invalidationRepair, humanReadableName: 'Invalidation repair', alarmFriendlyName: 'InvalidationRepair', isIterator: false })
       .monitorCustom(segments.cache())
       .monitorLambdaFunction({ lambdaFunction: props.readApi, humanReadableName: 'Read API', alarmFriendlyName: 'ReadApiFunction', isIterator: false })
       .monitorCustom(segments.readApiResponses({

@@ -18,6 +18,17 @@ export const CACHE_METRICS = {
   invalidationLagMs: 'InvalidationLagMs',
   /** A stream record the invalidator skipped, by reason (e.g. malformed-record). */
   invalidationsSkipped: 'CacheInvalidationsSkipped',
+  /**
+   * Stream records of a failed invalidation batch (from the invalidator's on-failure queue) read
+   * back from the stream and applied again by the invalidation repair.
+   */
+  invalidationsRepaired: 'CacheInvalidationsRepaired',
+  /**
+   * A failed invalidation batch the repair could not read back, repaired instead by a full
+   * reconcile of the cache, by reason: a `RANGE_UNAVAILABLE` reason (records-trimmed,
+   * iterator-expired, stream-or-shard-gone, range-invalid, range-incomplete) or unreadable-message.
+   */
+  invalidationRepairFallbacks: 'CacheInvalidationRepairFallbacks',
   /** A circuit breaker state change, by reason = the new state (open, half-open, closed). */
   breakerTransitions: 'CacheBreakerTransitions',
 } as const;

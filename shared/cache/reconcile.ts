@@ -6,7 +6,7 @@ import type { CacheClient, CacheScripts } from './scripts.ts';
 export interface ReconcileOptions {
   /**
    * How many cache entries to compare with the table (each costs one Redis read and one strongly
-   * consistent DynamoDB read).
+   * consistent DynamoDB read); `Infinity` compares every entry of the schema version.
    * @default 100
    */
   readonly sample?: number;
@@ -60,7 +60,7 @@ export interface ReconcileDependencies {
  */
 export async function reconcileAccounts(deps: ReconcileDependencies, options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const sample = options.sample ?? 100;
-  if (!Number.isInteger(sample) || sample < 0) throw new RangeError(`reconcile: sample must be an integer >= 0, got ${sample}`);
+  if (!(Number.isInteger(sample) && sample >= 0) && sample !== Infinity) throw new RangeError(`reconcile: sample must be an integer >= 0 or Infinity, got ${sample}`);
   const keys = await scanKeys(deps.redis, accountValueKeyPattern(deps.schemaVersion), sample);
   const details: ReconcileMismatch[] = [];
   let sampled = 0;

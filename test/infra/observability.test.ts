@@ -103,7 +103,8 @@ describe('BallastObservability: dashboard', () => {
 
   it('shows duplicates suppressed, lock contention and wait, cache hit ratio and invalidation lag', () => {
     for (const title of ['Jobs processed and duplicates suppressed', 'Duplicate rate', 'Lock contention by version', 'Lock wait p99',
-      'Cache hit ratio', 'Invalidation lag (commit to tombstone)', 'Jobs retried by reason', 'Jobs sent to the DLQ by reason']) {
+      'Cache hit ratio', 'Invalidation lag (commit to tombstone)', 'Jobs retried by reason', 'Jobs sent to the DLQ by reason',
+      'Failed invalidations repaired (records re-applied; full-reconcile fallbacks by reason)']) {
       assert.ok(body.includes(`"title":"${title}"`), `widget "${title}"`);
     }
     assert.match(body, /100 \* SUM\(SEARCH\([^)]*CacheHits[^)]*\)\) \/ SUM\(SEARCH\([^)]*CacheHits[^)]*CacheMisses[^)]*CacheFallbacks/);
@@ -122,8 +123,8 @@ describe('BallastObservability: alarms', () => {
   it('every alarm notifies the topic on ALARM and OK, and says what to do first', () => {
     // GIVEN/WHEN dev is synthesized
     const { alarms } = dev.stack.observability;
-    // THEN the ten alarms of the brief plus the new-dead-letters rollback alarm, the worker's own errors alarm included
-    assert.equal(alarms.length, 11);
+    // THEN the ten alarms of the brief plus the new-dead-letters rollback alarm and the repair DLQ's, the worker's own errors alarm included
+    assert.equal(alarms.length, 12);
     assert.ok(alarms.includes(dev.stack.worker.errorsAlarm));
     for (const alarm of alarms) {
       const props = alarmProps(dev, alarm);
@@ -208,6 +209,20 @@ describe('BallastObservability: alarms', () => {
     assert.deepEqual(watched(failures).dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [failureQueueId, 'QueueName'] } }]);
     assert.equal(failures.ComparisonOperator, 'GreaterThanThreshold');
     assert.equal(failures.Threshold, 0);
+  });
+
+  it('invalidation repair DLQ not empty: visible messages > 0, with the cache repair command to run first', () => {
+    // GIVEN/WHEN
+    const { stack } = dev;
+    const { props } = alarmBySuffix(dev, '-InvalidatorFailures-DLQ-Queue-Message-Count-Max-Critical');
+    // THEN
+    assert.deepEqual(watched(props), {
+      namespace: 'AWS/SQS', metricName: 'ApproximateNumberOfMessagesVisible', stat: 'Maximum', period: 60,
+      dimensions: [{ Name: 'QueueName', Value: stack.resolve(stack.invalidatorFailures.deadLetterQueue.queueName) }],
+    });
+    assert.equal(props.ComparisonOperator, 'GreaterThanThreshold');
+    assert.equal(props.Threshold, 0);
+    assert.match(props.AlarmDescription, /`ballast cache check --repair --env dev`/);
   });
 
   it('lock contention: a Metrics Insights sum over every version, per 5 minutes', () => {

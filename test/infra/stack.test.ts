@@ -33,12 +33,15 @@ function synthDev() {
     cache: idOf(cache.cache),
     privateSubnets: network.vpc.privateSubnets.map(idOf),
     invalidator: idOf(stack.invalidator),
-    invalidatorFailures: idOf(stack.node.findChild('InvalidatorFailures')),
+    invalidatorFailures: idOf(stack.invalidatorFailures.queue),
+    invalidatorFailuresDlq: idOf(stack.invalidatorFailures.deadLetterQueue),
+    invalidationRepair: idOf(stack.invalidationRepair),
     readApi: idOf(stack.readApi),
     roles: {
       worker: idOf(stack.worker.function.executionRole),
       preTrafficCheck: idOf(stack.worker.preTrafficCheck.executionRole),
       invalidator: idOf(stack.invalidator.executionRole),
+      invalidationRepair: idOf(stack.invalidationRepair.executionRole),
       readApi: idOf(stack.readApi.executionRole),
     },
   };
@@ -129,11 +132,11 @@ describe('BallastStack', () => {
       });
     });
 
-    it('puts the worker, the invalidator and the read API in the private subnets with the Lambda security group', () => {
+    it('puts the worker, the invalidator, the invalidation repair and the read API in the private subnets with the Lambda security group', () => {
       // GIVEN/WHEN
       const { stack, resources, ids } = dev();
       // THEN
-      for (const fn of [stack.worker.function, stack.invalidator, stack.readApi]) {
+      for (const fn of [stack.worker.function, stack.invalidator, stack.invalidationRepair, stack.readApi]) {
         assert.deepEqual(resources[idOf(fn)]!.Properties.VpcConfig, {
           SubnetIds: ids.privateSubnets.map((id) => ({ Ref: id })),
           SecurityGroupIds: [{ 'Fn::GetAtt': [ids.functionSecurityGroup, 'GroupId'] }],
@@ -159,16 +162,73 @@ describe('BallastStack', () => {
       });
     });
 
-    it('keeps the on-failure queue encrypted, TLS-only and as long as the DLQ', () => {
+    it('keeps the on-failure queue and its DLQ encrypted and TLS-only, the DLQ longer', () => {
       // GIVEN/WHEN
       const { template, resources, ids } = dev();
       // THEN
-      assert.equal(resources[ids.invalidatorFailures]!.Properties.SqsManagedSseEnabled, true);
-      assert.equal(resources[ids.invalidatorFailures]!.Properties.MessageRetentionPeriod, Duration.days(14).toSeconds());
-      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
-        Queues: [{ Ref: ids.invalidatorFailures }],
-        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      for (const queue of [ids.invalidatorFailures, ids.invalidatorFailuresDlq]) {
+        assert.equal(resources[queue]!.Properties.SqsManagedSseEnabled, true, queue);
+        template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+          Queues: [{ Ref: queue }],
+          PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+        });
+      }
+      assert.equal(resources[ids.invalidatorFailures]!.Properties.MessageRetentionPeriod, Duration.days(4).toSeconds());
+      assert.equal(resources[ids.invalidatorFailuresDlq]!.Properties.MessageRetentionPeriod, Duration.days(14).toSeconds());
+    });
+  });
+
+  describe('invalidation repair', () => {
+    it('consumes the invalidator\'s on-failure queue in small batches, reporting partial batch failures', () => {
+      // GIVEN/WHEN
+      const { template, ids } = dev();
+      // THEN
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: ids.invalidationRepair },
+        EventSourceArn: { 'Fn::GetAtt': [ids.invalidatorFailures, 'Arn'] },
+        BatchSize: 5,
+        ScalingConfig: { MaximumConcurrency: 2 },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
+    });
+
+    it('is a ballast function on Node.js 24 with the repair timeout and the cache settings', () => {
+      // GIVEN/WHEN
+      const { resources, ids } = dev();
+      const fn = resources[ids.invalidationRepair]!.Properties;
+      // THEN
+      assert.equal(fn.Runtime, 'nodejs24.x');
+      assert.equal(fn.Timeout, 120);
+      const env = fn.Environment.Variables;
+      assert.deepEqual(env.STATE_TABLE_NAME, { Ref: ids.state });
+      assert.deepEqual(env.BALLAST_CACHE_URL, resources[ids.invalidator]!.Properties.Environment.Variables.BALLAST_CACHE_URL, 'the invalidator\'s cache');
+      assert.equal(env.BALLAST_CACHE_CLUSTER, 'true');
+      assert.equal(env.POWERTOOLS_SERVICE_NAME, 'ballast-invalidation-repair');
+    });
+
+    it('gives the on-failure queue a redrive policy to its own DLQ (≥ 5 receives) and a visibility of 6 × the repair timeout', () => {
+      // GIVEN/WHEN
+      const { resources, ids } = dev();
+      const queue = resources[ids.invalidatorFailures]!.Properties;
+      // THEN
+      assert.deepEqual(queue.RedrivePolicy.deadLetterTargetArn, { 'Fn::GetAtt': [ids.invalidatorFailuresDlq, 'Arn'] });
+      assert.ok(queue.RedrivePolicy.maxReceiveCount >= 5, `maxReceiveCount ${queue.RedrivePolicy.maxReceiveCount}`);
+      assert.equal(queue.VisibilityTimeout, 6 * resources[ids.invalidationRepair]!.Properties.Timeout);
+    });
+
+    it('names the repair function in the stack outputs', () => {
+      // GIVEN/WHEN
+      const { template, ids } = dev();
+      // THEN
+      template.hasOutput('InvalidationRepairFunctionName', { Value: { Ref: ids.invalidationRepair } });
+    });
+
+    it('refuses a repair timeout whose derived visibility timeout exceeds SQS\'s 12 hours', () => {
+      // WHEN/THEN
+      assert.throws(
+        () => synthStack('dev', (c) => ({ ...c, invalidationRepair: { ...c.invalidationRepair, timeout: Duration.hours(3) } })),
+        /ballast-dev\/InvalidatorFailures: visibilityTimeout 64800 s exceeds SQS's 12 hours/,
+      );
     });
   });
 
@@ -214,6 +274,22 @@ describe('BallastStack', () => {
       assert.deepEqual(statements.flatMap(actions).filter((a) => WRITES.includes(a)), []);
     });
 
+    it('lets the invalidation repair read the state stream (iterators and records only), get items and consume its queue, and nothing else', () => {
+      // GIVEN/WHEN
+      const { template, ids } = dev();
+      const statements = allowedTo(template, ids.roles.invalidationRepair)
+        .filter((s) => !actions(s).some((a) => a.startsWith('logs:') || a.startsWith('xray:')));
+      // THEN each statement names exactly one resource and the actions on it
+      const byResource = Object.fromEntries(statements.map((s) => [resources(s).join(), actions(s).sort()]));
+      assert.deepEqual(byResource, {
+        [JSON.stringify({ 'Fn::GetAtt': [ids.state, 'StreamArn'] })]: ['dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+        [JSON.stringify({ 'Fn::GetAtt': [ids.state, 'Arn'] })]: ['dynamodb:GetItem'],
+        [JSON.stringify({ 'Fn::GetAtt': [ids.invalidatorFailures, 'Arn'] })]:
+          ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'],
+      });
+      assert.equal(statements.length, 3);
+    });
+
     it('grants no wildcard action, and "*" resources only to the X-Ray actions that cannot be scoped', () => {
       for (const env of ENVIRONMENT_NAMES) {
         // GIVEN/WHEN
@@ -233,7 +309,7 @@ describe('BallastStack', () => {
       // GIVEN/WHEN
       const { stack, template, resources } = dev();
       // THEN
-      for (const fn of [stack.worker.function, stack.worker.preTrafficCheck, stack.invalidator, stack.readApi]) {
+      for (const fn of [stack.worker.function, stack.worker.preTrafficCheck, stack.invalidator, stack.invalidationRepair, stack.readApi]) {
         const roleId = idOf(fn.executionRole);
         const logGroup = resources[idOf(fn)]!.Properties.LoggingConfig.LogGroup;
         const logs = allowedTo(template, roleId).filter((s) => actions(s).some((a) => a.startsWith('logs:')));
@@ -273,7 +349,7 @@ describe('BallastStack', () => {
     function statefulPolicies(env: string) {
       const { stack, template } = synthStack(env);
       const all = template.toJSON().Resources as Record<string, Resource>;
-      const logGroups = [stack.worker.function, stack.worker.preTrafficCheck, stack.invalidator, stack.readApi]
+      const logGroups = [stack.worker.function, stack.worker.preTrafficCheck, stack.invalidator, stack.invalidationRepair, stack.readApi]
         .map((fn) => all[idOf(fn)]!.Properties.LoggingConfig.LogGroup.Ref as string);
       const stateful = Object.entries(all)
         .filter(([id, r]) => ['AWS::DynamoDB::GlobalTable', 'AWS::SQS::Queue', 'AWS::ElastiCache::ServerlessCache'].includes(r.Type) || logGroups.includes(id));
@@ -284,7 +360,7 @@ describe('BallastStack', () => {
       // GIVEN/WHEN
       const { stateful } = statefulPolicies('prod');
       // THEN
-      assert.equal(stateful.length, 2 + 3 + 1 + 4);
+      assert.equal(stateful.length, 2 + 4 + 1 + 5);
       for (const [id, resource] of stateful) {
         assert.equal(resource.DeletionPolicy, 'Retain', id);
         if (resource.Type === 'AWS::DynamoDB::GlobalTable') assert.equal(resource.Properties.Replicas[0].DeletionProtectionEnabled, true, id);

@@ -10,6 +10,7 @@ export interface AlarmRunbook {
   readonly durationP99: string;
   readonly iteratorAge: string;
   readonly invalidatorFailures: string;
+  readonly invalidationRepairDeadLetters: string;
   readonly lockContention: string;
   readonly duplicateRate: string;
   readonly readApiErrors: string;
@@ -50,8 +51,12 @@ export function alarmRunbook(t: RunbookThresholds): AlarmRunbook {
     iteratorAge: `The cache invalidator is ${t.iteratorAgeSeconds} s or more behind the state table's stream: cached accounts stay `
       + `stale until it catches up. First: ${doctor} (iterator age, invalidation lag, invalidator errors; is Redis reachable?).`,
     invalidatorFailures: 'Stream records the cache invalidator gave up on (retries exhausted or too old) are in its on-failure queue: '
-      + `those accounts may be stale in the cache. First: ${cli('cache check')} to compare sampled entries with the table `
-      + 'and repair the mismatches it finds; then read the queued records for the cause.',
+      + 'those accounts may be stale in the cache until the invalidation repair re-applies them (it drains the queue; a batch '
+      + `no longer in the stream is repaired by a full reconcile). First: ${doctor} (is Redis reachable?); if messages stay, `
+      + 'read the invalidation repair\'s logs.',
+    invalidationRepairDeadLetters: 'Failed invalidation batches the invalidation repair could not apply either, after every delivery, are in '
+      + `its DLQ: those accounts may stay stale in the cache until their TTL. First: ${cli('cache check --repair')} to compare `
+      + 'entries with the table and repair them; then the repair\'s error logs for the cause, and redrive the DLQ to its source once fixed.',
     lockContention: `${t.lockContentionPer5Minutes} or more jobs in 5 minutes were retried because their resource's lock was busy: `
       + `hot resources, or holders stalling until their lease expires. First: ${doctor} (orphan and contended locks, lock wait by version).`,
     duplicateRate: `Duplicates suppressed reached ${t.duplicateRatePercent} % of jobs seen by worker v${t.workerVersion}: messages `

@@ -160,7 +160,7 @@ export function locks(props: LocksSegmentProps): CustomMonitoringProps {
   };
 }
 
-/** Cache: hit ratio, reads by version, invalidation lag, refused fills by reason. */
+/** Cache: hit ratio, reads by version, invalidation lag, refused fills by reason, repaired invalidations. */
 export function cache(): CustomMonitoringProps {
   return {
     humanReadableName: 'Cache',
@@ -184,6 +184,14 @@ export function cache(): CustomMonitoringProps {
         title: 'Cache fills refused by reason',
         graphWidgetAxis: COUNT_AXIS,
         metrics: [searchByVersion([CACHE_METRICS.fillsRefused], { byReason: true })],
+      },
+      {
+        title: 'Failed invalidations repaired (records re-applied; full-reconcile fallbacks by reason)',
+        graphWidgetAxis: COUNT_AXIS,
+        metrics: [
+          searchByVersion([CACHE_METRICS.invalidationsRepaired]),
+          searchByVersion([CACHE_METRICS.invalidationRepairFallbacks], { byReason: true }),
+        ],
       },
     ],
   };
