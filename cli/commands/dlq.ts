@@ -38,14 +38,22 @@ function withFilters(command: Command): Command {
 export function dlqCommand(env: CommandEnvironment): Command {
   const dlq = new Command('dlq').description('inspect and replay the jobs dead-letter queue');
 
-  dlq.addCommand(withFilters(new Command('list').description('dead letters grouped by reason, with counts'))
+  dlq.addCommand(withFilters(new Command('list').description('dead letters grouped by reason, with counts (copies of one source message count once)'))
     .action(async (flags: FilterFlags, command: Command) => withContext(command, env, async (context) => {
       const listing = await listDeadLetters(location(context), filterOf(flags), flags.max);
-      if (flags.json) printJson(env.io, { total: listing.total, selected: listing.selected, reasons: listing.reasons, messages: listing.messages.map(describeDeadLetter) });
-      else {
-        line(env.io.stdout, `${listing.selected} of ${listing.total} dead letter(s) read from ${context.stack.outputs.JobsDeadLetterQueueUrl}`);
+      if (flags.json) {
+        printJson(env.io, { total: listing.total, selected: listing.selected, copies: listing.copies, reasons: listing.reasons, messages: listing.messages.map(describeDeadLetter) });
+      } else {
+        const extra = listing.copies - listing.total;
+        line(env.io.stdout, `${listing.selected} of ${listing.total} dead letter(s) read from ${context.stack.outputs.JobsDeadLetterQueueUrl}${extra > 0 ? ` (${listing.copies} DLQ messages: ${extra} extra ${copiesWord(extra)} of a source message, listed once)` : ''}`);
         line(env.io.stdout, table([['REASON', 'COUNT', 'TYPES', 'WORKER VERSIONS', 'OLDEST', 'EXAMPLE ERROR'],
-          ...listing.reasons.map((r) => [r.reason, String(r.count), Object.keys(r.types).join(','), Object.keys(r.workerVersions).join(','), r.oldestFailedAt ?? '-', r.sampleError.slice(0, 60)])]));
+          ...listing.reasons.map((r) => [r.reason, `${r.count}${r.copies > r.count ? ` (${r.copies} copies)` : ''}`, Object.keys(r.types).join(','), Object.keys(r.workerVersions).join(','), r.oldestFailedAt ?? '-', r.sampleError.slice(0, 60)])]));
+        const copied = listing.messages.filter((m) => m.copies > 1);
+        if (copied.length > 0) {
+          line(env.io.stdout, '\ndead-lettered more than once (one source message, several DLQ copies; replay sends it once and deletes every copy):');
+          line(env.io.stdout, table([['MESSAGE', 'COPIES', 'SOURCE MESSAGE', 'REASON', 'TYPE'],
+            ...copied.map((m) => [m.messageId, String(m.copies), m.sourceMessageId, m.reason, m.type ?? '-'])]));
+        }
       }
       env.setExit(EXIT.ok);
     })));
@@ -103,12 +111,14 @@ export function dlqCommand(env: CommandEnvironment): Command {
         live.stop();
         if (flags.json) printJson(env.io, { ...report, ...(notice ? { notice } : {}) });
         else {
-          line(env.io.stdout, table([['MESSAGE', 'REASON', 'TYPE', 'DECISION', 'DETAIL'],
-            ...report.outcomes.map((o) => [o.messageId, o.reason, o.type ?? '-', `${o.decision}${o.done ? '' : flags.dryRun ? ' (dry run)' : ''}`, o.error ?? o.detail])]));
-          line(env.io.stdout, `${flags.dryRun ? 'dry run: would replay' : 'replayed'} ${flags.dryRun ? report.outcomes.filter((o) => o.decision === 'replay').length : report.replayed} of ${report.selected} selected (${report.examined} read); skipped ${JSON.stringify(report.skipped)}; failed ${report.failed}`);
+          line(env.io.stdout, table([['MESSAGE', 'COPIES', 'REASON', 'TYPE', 'DECISION', 'DETAIL'],
+            ...report.outcomes.map((o) => [o.messageId, String(o.copies), o.reason, o.type ?? '-', `${o.decision}${o.done ? '' : flags.dryRun ? ' (dry run)' : ''}`, o.error ?? o.detail])]));
+          line(env.io.stdout, `${flags.dryRun ? 'dry run: would replay' : 'replayed'} ${flags.dryRun ? report.outcomes.filter((o) => o.decision === 'replay').length : report.replayed} of ${report.selected} selected (${report.examined} read${report.copies > report.examined ? `, ${report.copies} DLQ messages with the copies` : ''}); skipped ${JSON.stringify(report.skipped)}; failed ${report.failed}`);
         }
         env.setExit(report.failed > 0 ? EXIT.unhealthy : EXIT.ok);
       });
     }));
   return dlq;
 }
+
+const copiesWord = (n: number) => (n === 1 ? 'copy' : 'copies');

@@ -5,8 +5,12 @@ import type { BallastError } from '../errors/index.ts';
 
 /** SQS's cap on a visibility timeout (12 hours). */
 const MAX_VISIBILITY_SECONDS = 43_200;
-/** SQS allows at most 10 message attributes; ours take this many, the producer's keep the rest. */
-const OWN_ATTRIBUTES = 6;
+/** SQS allows at most this many message attributes on a message. */
+const MAX_MESSAGE_ATTRIBUTES = 10;
+/** Ours on every DLQ copy; the producer's attributes keep the rest of the budget (10 - 7 = 3). */
+const OWN_ATTRIBUTES = [
+  'ballast.reason', 'ballast.error', 'ballast.attempt', 'ballast.workerVersion', 'ballast.source', 'ballast.failedAt', 'ballast.sourceMessageId',
+] as const;
 
 export interface BackoffOptions {
   /**
@@ -36,23 +40,26 @@ export function backoffSeconds(attempt: number, options: BackoffOptions = {}, ra
 
 /**
  * The DLQ copy of a record: same body, the producer's attributes, and ours saying why
- * (`ballast.reason` is what `ballast dlq list` groups by).
+ * (`ballast.reason` is what `ballast dlq list` groups by) and of which source message
+ * (`ballast.sourceMessageId`: a redelivery keeps its messageId, so a crash between this send and
+ * the delete leaves two copies that `ballast dlq list` and `replay` count as one).
  */
 export function deadLetterMessage(
   record: SQSRecord, error: BallastError, envelope: Envelope | undefined, facts: { workerVersion: string; nowMs: number },
 ): { MessageBody: string; MessageAttributes: Record<string, MessageAttributeValue>; MessageGroupId?: string; MessageDeduplicationId?: string } {
   const text = (value: string): MessageAttributeValue => ({ DataType: 'String', StringValue: value.slice(0, 1024) || '-' });
-  const own: Record<string, MessageAttributeValue> = {
+  const own: Record<(typeof OWN_ATTRIBUTES)[number], MessageAttributeValue> = {
     'ballast.reason': text(error.reason),
     'ballast.error': text(error.message),
     'ballast.attempt': { DataType: 'Number', StringValue: record.attributes.ApproximateReceiveCount ?? '1' },
     'ballast.workerVersion': text(facts.workerVersion),
     'ballast.source': text(record.eventSourceARN),
     'ballast.failedAt': text(new Date(facts.nowMs).toISOString()),
+    'ballast.sourceMessageId': text(record.messageId),
   };
   const producers = Object.entries(record.messageAttributes ?? {})
     .filter(([name]) => !name.startsWith('ballast.'))
-    .slice(0, 10 - OWN_ATTRIBUTES)
+    .slice(0, MAX_MESSAGE_ATTRIBUTES - OWN_ATTRIBUTES.length)
     .map(([name, value]): [string, MessageAttributeValue] => [name, {
       DataType: value.dataType,
       ...(value.stringValue !== undefined ? { StringValue: value.stringValue } : {}),

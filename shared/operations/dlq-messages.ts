@@ -4,6 +4,13 @@ import { parseEnvelope, type Envelope } from '../envelope/index.ts';
 /** A DLQ message as operators see it: why it failed (the worker's `ballast.*` attributes) and what it is. */
 export interface DeadLetter {
   readonly messageId: string;
+  /**
+   * The SQS messageId of the message that failed (`ballast.sourceMessageId`); a message SQS redrove
+   * itself keeps its MessageId, so it is its own source. Copies of one source message share it.
+   */
+  readonly sourceMessageId: string;
+  /** How many DLQ messages are copies of this source message: 1 until {@link collapseCopies} counts them. */
+  readonly copies: number;
   readonly reason: string;
   readonly error: string;
   readonly attempt: number | undefined;
@@ -43,6 +50,8 @@ export function toDeadLetter(message: Message): DeadLetter {
   const sent = Number(message.Attributes?.SentTimestamp);
   return {
     messageId: message.MessageId ?? '',
+    sourceMessageId: attribute('ballast.sourceMessageId') ?? message.MessageId ?? '',
+    copies: 1,
     reason: attribute('ballast.reason') ?? UNLABELLED_REASON,
     error: attribute('ballast.error') ?? '',
     attempt: attribute('ballast.attempt') === undefined ? undefined : Number(attribute('ballast.attempt')),
@@ -62,6 +71,26 @@ export function toDeadLetter(message: Message): DeadLetter {
   };
 }
 
+/** The copies of one source message in the DLQ, earliest first; `letter` is the earliest, with `copies` counted. */
+export interface SourceMessage {
+  readonly letter: DeadLetter;
+  readonly all: readonly DeadLetter[];
+}
+
+/**
+ * Collapses the copies of each source message (the worker dead-lettered a delivery, then crashed
+ * before deleting it, and dead-lettered the redelivery too) into one entry: the earliest copy,
+ * with `copies` = how many. Sources keep the order of their first copy in `letters`.
+ */
+export function collapseCopies(letters: readonly DeadLetter[]): SourceMessage[] {
+  const order = (letter: DeadLetter) => `${letter.failedAt ?? letter.sentAt ?? ''} ${letter.messageId}`;
+  return [...Map.groupBy(letters, (letter) => letter.sourceMessageId).values()].map((group) => {
+    const all = group.toSorted((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
+    const first = all[0] as DeadLetter;
+    return { letter: { ...first, copies: all.length }, all };
+  });
+}
+
 /** Selects dead letters; every given criterion must match. */
 export interface DeadLetterFilter {
   readonly reasons?: readonly string[];
@@ -70,13 +99,17 @@ export interface DeadLetterFilter {
   readonly olderThanMs?: number;
   /** Failed at most this long ago. */
   readonly newerThanMs?: number;
+  /** The messageId of any copy, or the source messageId. */
   readonly messageIds?: readonly string[];
 }
 
-export function matches(letter: DeadLetter, filter: DeadLetterFilter, nowMs: number): boolean {
+/** Whether a source message is selected: by its earliest copy (what the list shows), or by any copy's messageId. */
+export function matches(source: SourceMessage, filter: DeadLetterFilter, nowMs: number): boolean {
+  const letter = source.letter;
   if (filter.reasons?.length && !filter.reasons.includes(letter.reason)) return false;
   if (filter.types?.length && !filter.types.includes(letter.type ?? '')) return false;
-  if (filter.messageIds?.length && !filter.messageIds.includes(letter.messageId)) return false;
+  const ids = filter.messageIds;
+  if (ids?.length && !ids.includes(letter.sourceMessageId) && !source.all.some((copy) => ids.includes(copy.messageId))) return false;
   const ageMs = nowMs - Date.parse(letter.failedAt ?? letter.sentAt ?? new Date(nowMs).toISOString());
   if (filter.olderThanMs !== undefined && !(ageMs >= filter.olderThanMs)) return false;
   if (filter.newerThanMs !== undefined && !(ageMs <= filter.newerThanMs)) return false;
@@ -91,7 +124,10 @@ export function isFiltered(filter: DeadLetterFilter): boolean {
 /** Counts by reason (with the types seen under each), for `dlq list` and `doctor`. */
 export interface ReasonCount {
   readonly reason: string;
+  /** Source messages (copies of one count once). */
   readonly count: number;
+  /** DLQ messages: `count` plus the extra copies. */
+  readonly copies: number;
   readonly types: Record<string, number>;
   readonly workerVersions: Record<string, number>;
   readonly oldestFailedAt: string | undefined;
@@ -104,6 +140,7 @@ export function countByReason(letters: readonly DeadLetter[]): ReasonCount[] {
   return [...groups].map(([reason, group]) => ({
     reason,
     count: group.length,
+    copies: group.reduce((sum, l) => sum + l.copies, 0),
     types: tally(group.map((l) => l.type ?? '(unreadable)')),
     workerVersions: tally(group.map((l) => l.workerVersion ?? '(unknown)')),
     oldestFailedAt: group.map((l) => l.failedAt ?? l.sentAt ?? '').filter(Boolean).sort()[0],

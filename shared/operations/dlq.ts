@@ -4,7 +4,7 @@ import {
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { messageDeduplicationId, messageGroupId } from '../producer/index.ts';
 import { queueArn, queueName, readMessages, releaseMessages } from './queues.ts';
-import { countByReason, matches, toDeadLetter, type DeadLetter, type DeadLetterFilter, type ReasonCount } from './dlq-messages.ts';
+import { collapseCopies, countByReason, matches, toDeadLetter, type DeadLetter, type DeadLetterFilter, type ReasonCount } from './dlq-messages.ts';
 import { checkReplay, REPLAY_DECISIONS, type ReplayDecision } from './replay-check.ts';
 
 export interface DlqLocation {
@@ -15,19 +15,27 @@ export interface DlqLocation {
 }
 
 export interface DlqListing {
+  /** Source messages read (copies of one count once). */
   readonly total: number;
+  /** Source messages selected by the filter. */
   readonly selected: number;
+  /** DLQ messages read: `total` plus the extra copies. */
+  readonly copies: number;
   readonly reasons: readonly ReasonCount[];
+  /** One per selected source message: its earliest copy, with `copies`. */
   readonly messages: readonly DeadLetter[];
 }
 
-/** Reads up to `max` DLQ messages (making them visible again right after) and groups them by reason. */
+/**
+ * Reads up to `max` DLQ messages (making them visible again right after), collapses the copies of
+ * each source message into one entry and groups the entries by reason.
+ */
 export async function listDeadLetters(location: DlqLocation, filter: DeadLetterFilter = {}, max = 1000, nowMs = Date.now()): Promise<DlqListing> {
   const messages = await readMessages(location.sqs, location.deadLetterQueueUrl, { max, visibilityTimeoutSeconds: 30 });
   await releaseMessages(location.sqs, location.deadLetterQueueUrl, messages);
-  const letters = messages.map(toDeadLetter);
-  const selected = letters.filter((letter) => matches(letter, filter, nowMs));
-  return { total: letters.length, selected: selected.length, reasons: countByReason(selected), messages: selected };
+  const sources = collapseCopies(messages.map(toDeadLetter));
+  const selected = sources.filter((source) => matches(source, filter, nowMs)).map((source) => source.letter);
+  return { total: sources.length, selected: selected.length, copies: messages.length, reasons: countByReason(selected), messages: selected };
 }
 
 export interface ReplayOptions {
@@ -46,7 +54,11 @@ export interface ReplayOptions {
 }
 
 export interface ReplayOutcome {
+  /** The earliest copy's messageId, as `dlq list` shows it. */
   readonly messageId: string;
+  readonly sourceMessageId: string;
+  /** DLQ copies of the source message: it is replayed once, and every copy is deleted once it was sent. */
+  readonly copies: number;
   readonly reason: string;
   readonly type: string | undefined;
   readonly idempotencyKey: string | undefined;
@@ -59,8 +71,12 @@ export interface ReplayOutcome {
 
 export interface ReplayReport {
   readonly dryRun: boolean;
+  /** Source messages read (copies of one count once). */
   readonly examined: number;
+  /** Source messages selected by the filter. */
   readonly selected: number;
+  /** DLQ messages read: `examined` plus the extra copies. */
+  readonly copies: number;
   readonly replayed: number;
   readonly skipped: Record<string, number>;
   readonly failed: number;
@@ -69,50 +85,59 @@ export interface ReplayReport {
 
 /**
  * Replays selected dead letters to the queue they came from, each after {@link checkReplay}; the
- * rest are made visible again. A replayed message is deleted from the DLQ only after it was sent.
+ * rest are made visible again. Copies of one source message are replayed once (the earliest), and
+ * all of them are deleted from the DLQ, only after it was sent.
  */
 export async function replayDeadLetters(location: DlqLocation, options: ReplayOptions): Promise<ReplayReport> {
   const now = options.nowMs ?? Date.now;
   const messages = await readMessages(location.sqs, location.deadLetterQueueUrl, { max: options.max ?? 1000, visibilityTimeoutSeconds: 300 });
-  const letters = messages.map(toDeadLetter);
-  const selected = letters.filter((letter) => matches(letter, options.filter, now()));
-  const untouched = messages.filter((m) => !selected.some((l) => l.messageId === m.MessageId));
-  await releaseMessages(location.sqs, location.deadLetterQueueUrl, untouched);
+  const sources = collapseCopies(messages.map(toDeadLetter));
+  const selected = sources.filter((source) => matches(source, options.filter, now()));
+  const chosen = new Set(selected.flatMap((source) => source.all.map((copy) => copy.messageId)));
+  await releaseMessages(location.sqs, location.deadLetterQueueUrl, messages.filter((m) => !chosen.has(m.MessageId ?? '')));
   const outcomes: ReplayOutcome[] = [];
   const queueUrls = new Map<string, string>();
-  const keep: DeadLetter[] = [];
-  for (const letter of selected) {
+  const deleted = new Set<string>();
+  const deleteCopies = async (copies: readonly DeadLetter[]) => {
+    for (const copy of copies) {
+      await deleteLetter(location, copy);
+      deleted.add(copy.messageId);
+    }
+  };
+  for (const { letter, all } of selected) {
     const check = await checkReplay(letter, options.documents, options.controlTableName, now());
-    const base = { messageId: letter.messageId, reason: letter.reason, type: letter.type, idempotencyKey: letter.idempotencyKey, ...check };
+    const base = {
+      messageId: letter.messageId, sourceMessageId: letter.sourceMessageId, copies: all.length,
+      reason: letter.reason, type: letter.type, idempotencyKey: letter.idempotencyKey, ...check,
+    };
     try {
       if (options.dryRun) {
         outcomes.push({ ...base, done: false });
-        keep.push(letter);
       } else if (check.decision === REPLAY_DECISIONS.replay) {
         const target = await sourceQueueUrl(location, letter, queueUrls);
         await location.sqs.send(new SendMessageCommand({ QueueUrl: target, MessageBody: letter.body, ...replayAttributes(letter, target) }));
-        await deleteLetter(location, letter);
+        await deleteCopies(all);
         outcomes.push({ ...base, done: true });
       } else if (check.decision === REPLAY_DECISIONS.duplicate && options.deleteDuplicates) {
-        await deleteLetter(location, letter);
+        await deleteCopies(all);
         outcomes.push({ ...base, done: true });
       } else {
         outcomes.push({ ...base, done: false });
-        keep.push(letter);
       }
     } catch (error) {
       outcomes.push({ ...base, done: false, error: `${(error as Error).name}: ${(error as Error).message}` });
-      keep.push(letter);
     }
     options.onProgress?.(outcomes.length, selected.length);
   }
-  await releaseMessages(location.sqs, location.deadLetterQueueUrl, messages.filter((m) => keep.some((l) => l.messageId === m.MessageId)));
+  // Whatever was chosen but not deleted (dry run, skipped, failed, or a copy whose delete failed) is made visible again.
+  await releaseMessages(location.sqs, location.deadLetterQueueUrl, messages.filter((m) => chosen.has(m.MessageId ?? '') && !deleted.has(m.MessageId ?? '')));
   const skipped: Record<string, number> = {};
   for (const outcome of outcomes) if (outcome.decision !== REPLAY_DECISIONS.replay) skipped[outcome.decision] = (skipped[outcome.decision] ?? 0) + 1;
   return {
     dryRun: options.dryRun === true,
-    examined: letters.length,
+    examined: sources.length,
     selected: selected.length,
+    copies: messages.length,
     replayed: outcomes.filter((o) => o.decision === REPLAY_DECISIONS.replay && o.done).length,
     skipped,
     failed: outcomes.filter((o) => o.error !== undefined).length,
