@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { engineEnvironment, freePort, LOCAL_CREDENTIALS, LOCAL_REGION, type EngineEndpoints } from '../engines/index.ts';
+import { engineEnvironment, freePort, localClientConfig, type EngineEndpoints } from '../engines/index.ts';
 import { FunctionRuntime, type FunctionFaults } from '../lambda/function-runtime.ts';
 import { startSqsEventSource, type SqsEventSource, type InvocationSummary } from '../lambda/sqs-event-source.ts';
 import { startDynamoDbStreamEventSource, type DynamoDbStreamEventSource } from '../lambda/dynamodb-stream-event-source.ts';
@@ -29,6 +29,12 @@ export interface LocalCloudOptions {
   /** Every line a function writes (logs, EMF). @default - dropped after metrics are read */
   readonly onLog?: (line: string, functionName: string) => void;
   readonly onInvocation?: (functionName: string, summary: InvocationSummary | unknown) => void;
+  /**
+   * Variables set in every function's environment over the engines' own, e.g. the chaos run's
+   * `AWS_ENDPOINT_URL_DYNAMODB` pointing at a fault proxy (the cloud itself keeps using the engine).
+   * @default {}
+   */
+  readonly functionEnvironment?: Record<string, string>;
   /** Stream pollers' GetRecords interval. @default 200 */
   readonly streamPollIntervalMs?: number;
 }
@@ -62,10 +68,9 @@ export interface LocalCloud {
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const [stack, ...others] = await synthesize({ appFile: options.appFile, context: { env: 'local', ...options.context } });
   if (!stack || others.length > 0) throw new Error(`the local cloud runs exactly one stack; the app synthesized ${others.length + (stack ? 1 : 0)}`);
-  const clientConfig = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-  const dynamodb = new DynamoDBClient({ ...clientConfig, endpoint: options.engines.dynamodb.endpoint });
-  const streams = new DynamoDBStreamsClient({ ...clientConfig, endpoint: options.engines.dynamodb.endpoint });
-  const sqs = new SQSClient({ ...clientConfig, endpoint: options.engines.sqs.endpoint });
+  const dynamodb = new DynamoDBClient(localClientConfig(options.engines.dynamodb.endpoint));
+  const streams = new DynamoDBStreamsClient(localClientConfig(options.engines.dynamodb.endpoint));
+  const sqs = new SQSClient(localClientConfig(options.engines.sqs.endpoint));
   const resources = await provision({
     stack, dynamodb, sqs, sqsEndpoint: options.engines.sqs.endpoint, redisPort: options.engines.redis.port, urlPorts: freePort,
   });
@@ -76,7 +81,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   // Functions reach each other (Invoke) and CodeDeploy (hook verdicts) like any other AWS API.
   const lambdaApi = await serveLambda(runtimes);
   const codeDeploy = await serveCodeDeploy();
-  const baseEnvironment = { ...engineEnvironment(options.engines), AWS_ENDPOINT_URL_LAMBDA: lambdaApi.url, AWS_ENDPOINT_URL_CODEDEPLOY: codeDeploy.url };
+  const baseEnvironment = {
+    ...engineEnvironment(options.engines), AWS_ENDPOINT_URL_LAMBDA: lambdaApi.url, AWS_ENDPOINT_URL_CODEDEPLOY: codeDeploy.url, ...options.functionEnvironment,
+  };
   for (const fn of resources.functions) {
     runtimes.set(fn.name, new FunctionRuntime({
       functionName: fn.name,

@@ -1,10 +1,11 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { messageSizeBytes, sizedBatches } from '../../shared/producer/index.ts';
 import type { DemoMessage } from './workload.ts';
 
 export interface PaceOptions {
   readonly sqs: SQSClient;
   readonly queueUrl: string;
-  readonly messages: readonly DemoMessage[];
+  readonly messages: readonly Pick<DemoMessage, 'body'>[];
   /** Spread the sends over this long. */
   readonly durationMs: number;
   readonly signal?: AbortSignal;
@@ -16,14 +17,15 @@ export interface PaceOptions {
  * reports as failed (a bounded number of times). Resolves with how many were sent.
  */
 export async function paceMessages(options: PaceOptions): Promise<number> {
-  const batches = Math.ceil(options.messages.length / 10);
+  // Ten to a batch, fewer where large bodies would pass SQS's 256 KiB batch limit.
+  const batches = sizedBatches(options.messages.map((message) => ({ body: message.body, sizeBytes: messageSizeBytes(message.body) })));
   const startedAtMs = Date.now();
   let sent = 0;
-  for (let b = 0; b < batches && !options.signal?.aborted; b += 1) {
-    const dueAtMs = startedAtMs + (b / batches) * options.durationMs;
+  for (let b = 0; b < batches.length && !options.signal?.aborted; b += 1) {
+    const dueAtMs = startedAtMs + (b / batches.length) * options.durationMs;
     const waitMs = dueAtMs - Date.now();
     if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-    let entries = options.messages.slice(b * 10, b * 10 + 10).map((message, i) => ({ Id: String(i), MessageBody: message.body }));
+    let entries = (batches[b] ?? []).map((message, i) => ({ Id: String(i), MessageBody: message.body }));
     for (let attempt = 0; attempt < 5 && entries.length > 0; attempt += 1) {
       const out = await options.sqs.send(new SendMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: entries }));
       sent += out.Successful?.length ?? 0;

@@ -16,3 +16,17 @@ export const LOCAL_REGION = 'us-east-1';
 
 /** Dummy credentials: the engines accept any, the SDK insists on some. */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+/**
+ * SDK client settings for the local cloud's own clients (pollers, provisioning, the chaos run):
+ * an engine that stops answering must fail a request, not hang a poller forever. The request
+ * timeout outlives SQS's 20-second long poll.
+ */
+export function localClientConfig(endpoint: string) {
+  return {
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    endpoint,
+    requestHandler: { connectionTimeout: 2_000, requestTimeout: 30_000, throwOnRequestTimeout: true },
+  } as const;
+}

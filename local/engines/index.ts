@@ -8,7 +8,7 @@ export { startRedis } from './redis.ts';
 export { startSqs, type SqsEngine } from './sqs.ts';
 export { freePort } from './readiness.ts';
 export { ENGINE_OWNER_ENV, isRunning } from './supervised-process.ts';
-export { LOCAL_CREDENTIALS, LOCAL_REGION, type Engine } from './engine.ts';
+export { LOCAL_CREDENTIALS, LOCAL_REGION, localClientConfig, type Engine } from './engine.ts';
 
 /** The three engines of the local cloud. */
 export interface LocalEngines {

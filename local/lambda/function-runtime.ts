@@ -10,6 +10,8 @@ export interface FunctionFaults {
   crashAfterWorkRate?: number;
   /** Fraction (0–1) of invocations delayed past the function timeout (and so killed). */
   delayPastTimeoutRate?: number;
+  /** Fraction (0–1) of invocations whose sandbox dies before the handler runs (no effect at all). */
+  crashBeforeWorkRate?: number;
 }
 
 export interface FunctionRuntimeOptions {
@@ -84,8 +86,13 @@ export class FunctionRuntime {
     const sandbox = await this.#acquire();
     const faults = this.options.faults ?? {};
     const random = this.options.random ?? Math.random;
+    const crashBefore = random() < (faults.crashBeforeWorkRate ?? 0);
     const crash = random() < (faults.crashAfterWorkRate ?? 0);
     const delay = random() < (faults.delayPastTimeoutRate ?? 0);
+    if (crashBefore) {
+      await this.#kill(sandbox);
+      throw new InvocationError('Runtime.ExitError', 'injected crash before the handler ran');
+    }
     const id = this.#nextId++;
     const message: InvokeMessage = {
       id, event, deadlineMs, awsRequestId: randomUUID(), ...(delay ? { delayMs: timeoutMs + 1_000 } : {}),

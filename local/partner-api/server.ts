@@ -28,7 +28,38 @@ export interface PartnerApi {
    * are replays the key absorbed (a worker that called again).
    */
   keys(): ReadonlyMap<string, { readonly calls: number; readonly effects: number }>;
+  /** Random faults from now on (the chaos run's partner); see {@link PartnerChaos}. */
+  setChaos(chaos: PartnerChaos | undefined): void;
+  /** Faults {@link setChaos} injected so far, by kind. */
+  injected(): Readonly<Record<PartnerFaultKind, number>>;
+  /** Idempotency-Keys that were answered 200 with a non-object body (their sync is rightly `partner-rejected`). */
+  rejectedKeys(): ReadonlySet<string>;
   stop(): Promise<void>;
+}
+
+/** What a misbehaving partner does to one request. */
+export const PARTNER_FAULTS = { serverError: 'server-error', slow: 'slow', hang: 'hang', nonObject: 'non-object' } as const;
+export type PartnerFaultKind = (typeof PARTNER_FAULTS)[keyof typeof PARTNER_FAULTS];
+
+/**
+ * Per-request fault rates, drawn once per request from `random` (seeded in the chaos run). Slow
+ * and hung requests still take effect when they finally run, as a real slow partner's do: the
+ * caller that gave up must not cause a second effect when it retries.
+ */
+export interface PartnerChaos {
+  readonly random: () => number;
+  /** 503 before anything happens. @default 0 */
+  readonly serverErrorRate?: number;
+  /** Answer after `slowMs` (longer than a lock lease, shorter than the caller's timeout). @default 0 */
+  readonly slowRate?: number;
+  /** @default 2_500 */
+  readonly slowMs?: number;
+  /** Answer after `hangMs`, past the caller's timeout. @default 0 */
+  readonly hangRate?: number;
+  /** @default 8_000 */
+  readonly hangMs?: number;
+  /** 200 with a JSON array or string, and no effect. @default 0 */
+  readonly nonObjectRate?: number;
 }
 
 interface Stored {
@@ -44,6 +75,25 @@ export async function startPartnerApi(options: { port?: number } = {}): Promise<
   const byKey = new Map<string, { calls: number; effects: number }>();
   let requestCount = 0;
   let delayMs = 0;
+  let chaos: PartnerChaos | undefined;
+  const injected: Record<PartnerFaultKind, number> = { 'server-error': 0, slow: 0, hang: 0, 'non-object': 0 };
+  const rejected = new Set<string>();
+
+  const drawFault = (): PartnerFaultKind | undefined => {
+    if (!chaos) return undefined;
+    let roll = chaos.random();
+    for (const [kind, rate] of [
+      [PARTNER_FAULTS.serverError, chaos.serverErrorRate], [PARTNER_FAULTS.slow, chaos.slowRate],
+      [PARTNER_FAULTS.hang, chaos.hangRate], [PARTNER_FAULTS.nonObject, chaos.nonObjectRate],
+    ] as const) {
+      roll -= rate ?? 0;
+      if (roll < 0) {
+        injected[kind] += 1;
+        return kind;
+      }
+    }
+    return undefined;
+  };
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     requestCount += 1;
@@ -66,6 +116,16 @@ export async function startPartnerApi(options: { port?: number } = {}): Promise<
     const seen = byKey.get(key) ?? { calls: 0, effects: 0 };
     seen.calls += 1;
     byKey.set(key, seen);
+    const fault = drawFault();
+    if (fault === PARTNER_FAULTS.serverError) return send(response, 503, { error: 'injected: partner overloaded' });
+    if (fault === PARTNER_FAULTS.nonObject) {
+      rejected.add(key);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      return void response.end((chaos?.random() ?? 0) < 0.5 ? '["not","a","profile"]' : '"ok"');
+    }
+    if (fault === PARTNER_FAULTS.slow || fault === PARTNER_FAULTS.hang) {
+      await new Promise((resolve) => setTimeout(resolve, fault === PARTNER_FAULTS.slow ? chaos?.slowMs ?? 2_500 : chaos?.hangMs ?? 8_000));
+    }
     const fence = Number(request.headers['x-fencing-token'] ?? 0);
     if (fence < (fences.get(accountId) ?? 0)) return send(response, 409, { error: `fencing token ${fence} is stale` });
     fences.set(accountId, fence);
@@ -97,6 +157,9 @@ export async function startPartnerApi(options: { port?: number } = {}): Promise<
     setDelay: (ms) => void (delayMs = ms),
     answerNext: (accountId, count, body) => void failures.set(accountId, { count, status: 200, body }),
     keys: () => byKey,
+    setChaos: (next) => void (chaos = next),
+    injected: () => ({ ...injected }),
+    rejectedKeys: () => rejected,
     stop: () => new Promise((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

@@ -10,5 +10,5 @@ export {
   buildJob, creditJob, debitJob, JOB_SPECS, syncProfileJob,
   type BalanceChangeJob, type JobCommon, type JobRequest, type JobTypeSpec, type SyncProfileJob,
 } from './jobs.ts';
-export { sendEnvelopes, type FailedJob, type SendOptions, type SendProgress, type SendResult, type SentJob } from './send.ts';
+export { sendEnvelopes, sizedBatches, type FailedJob, type SendOptions, type SendProgress, type SendResult, type SentJob } from './send.ts';
 export { assertMessageSize, DEFAULT_MAX_MESSAGE_BYTES, messageSizeBytes } from './size.ts';

@@ -87,7 +87,7 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
     const sizeBytes = assertMessageSize(body, o.maxMessageBytes, `job ${envelope.jobId} (${envelope.type}, ${envelope.resourceId})`, attributes);
     return { envelope, body, sizeBytes };
   });
-  const batches = chunk(entries, o.maxMessageBytes);
+  const batches = sizedBatches(entries, o.maxMessageBytes);
   const sent: SentJob[] = [];
   const failed: FailedJob[] = [];
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -161,9 +161,9 @@ interface Entry {
 }
 
 /** Batches of at most 10 entries whose total size stays within the limit (SQS's batch rule). */
-function chunk(entries: readonly Entry[], maxBatchBytes: number): Entry[][] {
-  const batches: Entry[][] = [];
-  let current: Entry[] = [];
+export function sizedBatches<T extends { readonly sizeBytes: number }>(entries: readonly T[], maxBatchBytes: number = DEFAULT_MAX_MESSAGE_BYTES): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
   let bytes = 0;
   for (const entry of entries) {
     if (current.length === MAX_BATCH_ENTRIES || (current.length > 0 && bytes + entry.sizeBytes > maxBatchBytes)) {

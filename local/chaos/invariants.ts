@@ -1,0 +1,172 @@
+import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { STATUS } from '../../shared/idempotency/record.ts';
+import { JOB_TYPES } from '../../shared/jobs/index.ts';
+import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
+import { listDeadLetters } from '../../shared/operations/index.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
+import type { ReconcileReport } from '../../shared/cache/index.ts';
+import type { ChaosJob, ChaosWorkload } from './workload.ts';
+
+/** Every promise the chaos run checks, as a count that must be 0. */
+export const INVARIANTS = {
+  lostJobs: 'lost jobs (valid, not applied, not dead-lettered)',
+  ledgerMismatches: 'accounts whose balance or version differs from their completed jobs (double or missing effects)',
+  doubleExternalEffects: 'external effects performed twice for one key, or for a key that never committed',
+  poisonMisfiled: 'poison missing from the DLQ, without a reason or with the wrong one',
+  unexpectedDeadLetters: 'valid jobs dead-lettered where the schedule did not make it so, left after replay',
+  duplicateDeadLetters: 'source messages listed twice by the DLQ view',
+  thrownInvocations: 'worker invocations that threw (one record took the batch down)',
+  staleCacheEntries: 'cache entries that differ from the table after the invalidation lag',
+  lostInvalidations: 'invalidation failures left unrepaired (failure queue and its DLQ)',
+  orphanClaims: 'locks and IN_PROGRESS records past their lease',
+} as const;
+export type InvariantName = keyof typeof INVARIANTS;
+
+export interface InvariantReport {
+  readonly counts: Record<InvariantName, number>;
+  /** The keys or ids involved, a few per invariant, for the violation report. */
+  readonly examples: Partial<Record<InvariantName, readonly string[]>>;
+}
+
+export interface InvariantInputs {
+  readonly workload: ChaosWorkload;
+  readonly documents: DynamoDBDocumentClient;
+  readonly sqs: SQSClient;
+  readonly outputs: Readonly<Record<string, string>>;
+  /** Per Idempotency-Key, what the partner saw and did. */
+  readonly partnerKeys: ReadonlyMap<string, { readonly calls: number; readonly effects: number }>;
+  /** Keys the partner answered with a non-object (a `partner-rejected` they rightly earned). */
+  readonly partnerRejected: ReadonlySet<string>;
+  readonly thrownInvocations: number;
+  /** Every cache entry compared with the table (`reconcile` with an unbounded sample, no repair). */
+  readonly cache: ReconcileReport;
+  readonly nowMs: number;
+}
+
+/** Reads everything back after quiescence and counts each violation. */
+export async function checkInvariants(inputs: InvariantInputs): Promise<InvariantReport> {
+  const { workload, outputs } = inputs;
+  const [control, state, letters] = await Promise.all([
+    scanAll(inputs.documents, outputs.ControlTableName as string),
+    scanAll(inputs.documents, outputs.StateTableName as string),
+    allDeadLetters(inputs.sqs, outputs),
+  ]);
+  const counts = Object.fromEntries(Object.keys(INVARIANTS).map((name) => [name, 0])) as Record<InvariantName, number>;
+  const examples: Partial<Record<InvariantName, string[]>> = {};
+  const violate = (name: InvariantName, example: string) => {
+    counts[name] += 1;
+    const list = (examples[name] ??= []);
+    if (list.length < 10) list.push(example);
+  };
+
+  const completed = new Map(control.filter((item) => String(item.pk).startsWith('idem#') && item.status === STATUS.completed)
+    .map((item) => [String(item.pk).slice('idem#'.length), item]));
+  const lettersByKey = Map.groupBy(letters, (letter) => letter.idempotencyKey ?? '');
+
+  // Valid jobs: applied, or dead-lettered with a reason their schedule allows.
+  for (const job of workload.jobs.values()) {
+    const dead = lettersByKey.get(job.idempotencyKey) ?? [];
+    if (!completed.has(job.idempotencyKey) && dead.length === 0) violate('lostJobs', `${job.kind} ${job.idempotencyKey} on ${job.accountId}`);
+    for (const letter of dead) {
+      if (!allowed(job, letter, inputs.partnerRejected) && !completed.has(job.idempotencyKey)) {
+        violate('unexpectedDeadLetters', `${job.kind} ${job.idempotencyKey}: ${letter.reason} (${letter.error.slice(0, 120)})`);
+      }
+    }
+  }
+
+  // The ledger: every account equals the sum of its completed jobs, each counted once.
+  const expected = new Map<string, { balance: number; version: number }>();
+  for (const record of completed.values()) {
+    const result = (record.result ?? {}) as { accountId?: string; credited?: number; debited?: number };
+    if (!result.accountId) continue;
+    const entry = expected.get(result.accountId) ?? { balance: 0, version: 0 };
+    entry.balance += (result.credited ?? 0) - (result.debited ?? 0);
+    entry.version += 1;
+    expected.set(result.accountId, entry);
+  }
+  const accounts = new Map(state.filter((item) => String(item.pk).startsWith('account#')).map((item) => [String(item.accountId), item]));
+  for (const accountId of new Set([...expected.keys(), ...accounts.keys()])) {
+    const want = expected.get(accountId) ?? { balance: 0, version: 0 };
+    const item = accounts.get(accountId);
+    if (Number(item?.balance ?? 0) !== want.balance || Number(item?.version ?? 0) !== want.version) {
+      violate('ledgerMismatches', `${accountId}: table balance ${String(item?.balance)} v${String(item?.version)}, jobs say ${want.balance} v${want.version}`);
+    }
+  }
+
+  // The partner: one effect per key at most, and only for syncs that committed or were refused after it.
+  for (const [key, seen] of inputs.partnerKeys) {
+    if (seen.effects > 1) violate('doubleExternalEffects', `${key}: ${seen.effects} effects`);
+    const job = workload.jobs.get(key);
+    if (seen.effects > 0 && (!job || job.kind !== 'sync')) violate('doubleExternalEffects', `${key}: effect for a key that is not a sync`);
+    if (seen.effects > 0 && job && !completed.has(key) && !(lettersByKey.get(key) ?? []).length) {
+      violate('doubleExternalEffects', `${key}: effect performed, job neither committed nor dead-lettered`);
+    }
+  }
+  for (const [key, record] of completed) {
+    if (record.jobType === JOB_TYPES.syncProfile && (inputs.partnerKeys.get(key)?.effects ?? 0) !== 1) {
+      violate('doubleExternalEffects', `${key}: committed sync with ${inputs.partnerKeys.get(key)?.effects ?? 0} partner effects`);
+    }
+  }
+
+  // Poison: every one in the DLQ, once, with the reason it must carry.
+  const lettersByBody = Map.groupBy(letters, (letter) => letter.body);
+  for (const poison of workload.poison) {
+    if (poison.valid) continue;
+    const found = lettersByBody.get(poison.body) ?? [];
+    if (found.length !== 1 || found[0]?.reason !== poison.expectedReason) {
+      violate('poisonMisfiled', `${poison.kind}/${poison.variant}: expected ${poison.expectedReason}, DLQ has ${found.map((l) => l.reason).join(', ') || 'nothing'}`);
+    }
+    if (poison.idempotencyKey && completed.has(poison.idempotencyKey)) violate('poisonMisfiled', `${poison.kind}/${poison.variant}: was applied`);
+  }
+
+  // Copies of one source message are expected (a crash after the DLQ send); the view must show each source once.
+  for (const [source, entries] of Map.groupBy(letters, (letter) => letter.sourceMessageId)) {
+    if (entries.length > 1) violate('duplicateDeadLetters', `${source}: listed ${entries.length} times`);
+  }
+  if (inputs.thrownInvocations > 0) {
+    counts.thrownInvocations = inputs.thrownInvocations;
+    examples.thrownInvocations = ['see the worker log for the error'];
+  }
+  for (const mismatch of inputs.cache.details) {
+    violate('staleCacheEntries', `${mismatch.accountId}: cached v${String(mismatch.cachedVersion)}, table v${String(mismatch.tableVersion)}`);
+  }
+  for (const name of ['InvalidatorFailureQueueUrl', 'InvalidatorFailureDeadLetterQueueUrl']) {
+    const url = outputs[name];
+    if (!url) continue;
+    const depth = await queueCounts(inputs.sqs, url);
+    for (let i = 0; i < depth.visible + depth.inFlight + depth.delayed; i += 1) violate('lostInvalidations', `${name}: message ${i + 1}`);
+  }
+  for (const item of control) {
+    const leaseUntilMs = Number(item.leaseUntilMs ?? 0);
+    const held = String(item.pk).startsWith('lock#') ? item.ownerToken !== undefined : item.status === STATUS.inProgress;
+    if (held && leaseUntilMs < inputs.nowMs) violate('orphanClaims', `${String(item.pk)} lease ended ${new Date(leaseUntilMs).toISOString()}`);
+  }
+  return { counts, examples };
+}
+
+function allowed(job: ChaosJob, letter: DeadLetter, partnerRejected: ReadonlySet<string>): boolean {
+  if (job.allowedReasons.includes(letter.reason as never)) return true;
+  return letter.reason === 'partner-rejected' && partnerRejected.has(job.idempotencyKey);
+}
+
+/** Every item of a table (strongly consistent pages). */
+export async function scanAll(documents: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  for (let page = 0; page < 100_000; page += 1) {
+    const out = await documents.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+    if (!start) break;
+  }
+  return items;
+}
+
+/** The DLQ as `ballast dlq list` shows it: one entry per source message. */
+export async function allDeadLetters(sqs: SQSClient, outputs: Readonly<Record<string, string>>): Promise<readonly DeadLetter[]> {
+  const listing = await listDeadLetters({
+    sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl as string, defaultSourceQueueUrl: outputs.JobsQueueUrl as string,
+  }, {}, 100_000);
+  return listing.messages;
+}

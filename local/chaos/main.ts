@@ -1,0 +1,124 @@
+/**
+ * `npm run chaos`: the arbiter of ballast's promises. The synthesized stack on the real engines
+ * takes a seeded mix of jobs on shared, skewed accounts while every fault kind is injected at once;
+ * after quiescence every invariant is checked and printed as a count that must be 0.
+ *
+ *   npm run chaos                              50,000 jobs, every fault at its default rate
+ *   npm run chaos -- --jobs 2000 --seed 7      a small run
+ *   npm run chaos -- --help                    every flag
+ *
+ * Writes bench/results/chaos.json and a Markdown table for the README. Exit code 0 when every
+ * invariant is 0, 1 on a violation (the seed and the keys involved are printed), 2 on bad flags.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { DEFAULT_FAULTS, runChaos, type ChaosProgress, type ChaosReport } from './run.ts';
+import { INVARIANTS, type InvariantName } from './invariants.ts';
+
+const HELP = `npm run chaos -- [flags]
+  --seed N               workload seed (default: 1); the same seed sends the same messages
+  --jobs N               messages in the main phase (default 50000)
+  --accounts N           accounts, skewed towards a few hot ones (default 200)
+  --send-rate N          messages per second (default 60)
+  --crash-after R        invocations crashing after their work (default ${DEFAULT_FAULTS.crashAfterWorkRate})
+  --crash-before R       invocations crashing before their work (default ${DEFAULT_FAULTS.crashBeforeWorkRate})
+  --timeout-rate R       invocations delayed past the timeout (default ${DEFAULT_FAULTS.timeoutRate})
+  --dynamodb-rate R      DynamoDB requests answered by the fault proxy (default ${DEFAULT_FAULTS.dynamodbRate})
+  --partner-rate R       partner requests failing, slow, hung or answering non-objects (default ${DEFAULT_FAULTS.partnerRate})
+  --redis-outage S       seconds Redis is down (restarted empty) (default ${DEFAULT_FAULTS.redisOutageMs / 1000})
+  --no-redis-faults      skip the FLUSHALL, the CLIENT PAUSE and the outage
+  --out FILE             JSON results (default bench/results/chaos.json)`;
+
+let flags;
+try {
+  flags = parseArgs({
+    options: {
+      help: { type: 'boolean', default: false },
+      seed: { type: 'string', default: '1' },
+      jobs: { type: 'string', default: '50000' },
+      accounts: { type: 'string', default: '200' },
+      'send-rate': { type: 'string', default: '60' },
+      'crash-after': { type: 'string', default: String(DEFAULT_FAULTS.crashAfterWorkRate) },
+      'crash-before': { type: 'string', default: String(DEFAULT_FAULTS.crashBeforeWorkRate) },
+      'timeout-rate': { type: 'string', default: String(DEFAULT_FAULTS.timeoutRate) },
+      'dynamodb-rate': { type: 'string', default: String(DEFAULT_FAULTS.dynamodbRate) },
+      'partner-rate': { type: 'string', default: String(DEFAULT_FAULTS.partnerRate) },
+      'redis-outage': { type: 'string', default: String(DEFAULT_FAULTS.redisOutageMs / 1000) },
+      'no-redis-faults': { type: 'boolean', default: false },
+      out: { type: 'string', default: new URL('../../bench/results/chaos.json', import.meta.url).pathname },
+    },
+  }).values;
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n${HELP}\n`);
+  process.exit(2);
+}
+if (flags.help) {
+  process.stdout.write(`${HELP}\n`);
+  process.exit(0);
+}
+const number = (name: keyof typeof flags, min: number, max: number): number => {
+  const value = Number(flags[name]);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    process.stderr.write(`--${name} must be a number in [${min}, ${max}], got '${String(flags[name])}'\n`);
+    process.exit(2);
+  }
+  return value;
+};
+const options = {
+  seed: Math.trunc(number('seed', 0, 2 ** 31)),
+  jobs: Math.trunc(number('jobs', 10, 1_000_000)),
+  accounts: Math.trunc(number('accounts', 1, 100_000)),
+  sendRate: number('send-rate', 1, 10_000),
+  faults: {
+    crashAfterWorkRate: number('crash-after', 0, 0.5),
+    crashBeforeWorkRate: number('crash-before', 0, 0.5),
+    timeoutRate: number('timeout-rate', 0, 0.5),
+    dynamodbRate: number('dynamodb-rate', 0, 0.5),
+    partnerRate: number('partner-rate', 0, 0.9),
+    redis: !flags['no-redis-faults'],
+    redisOutageMs: number('redis-outage', 0, 600) * 1000,
+  },
+};
+
+const interactive = process.stdout.isTTY === true;
+const log = (line: string) => process.stdout.write(`${interactive ? '\r\x1b[2K' : ''}${line}\n`);
+let lastLineMs = 0;
+const bar = (p: ChaosProgress) => {
+  const width = 24;
+  const done = Math.round((Math.min(p.sent, p.total) / Math.max(1, p.total)) * width);
+  const line = `[${'#'.repeat(done)}${'.'.repeat(width - done)}] ${p.phase.padEnd(8)} sent ${p.sent}/${p.total} | processed ${p.processed} `
+    + `| duplicates ${p.duplicates} | DLQ ${p.deadLettered} | faults injected ${p.faults} | violations so far ${p.violations}`;
+  if (interactive) process.stdout.write(`\r\x1b[2K${line}`);
+  else if (Date.now() - lastLineMs >= 10_000) {
+    lastLineMs = Date.now();
+    process.stdout.write(`${line}\n`);
+  }
+};
+
+log(`chaos: seed ${options.seed}, ${options.jobs} jobs over ${options.accounts} accounts, faults ${JSON.stringify(options.faults)}`);
+const startedMs = Date.now();
+const report = await runChaos({ ...options, onProgress: bar, log });
+if (interactive) process.stdout.write('\n');
+writeFileSync(flags.out, `${JSON.stringify({ date: new Date().toISOString(), durationSeconds: Math.round((Date.now() - startedMs) / 1000), ...report }, null, 2)}\n`);
+printReport(report, Math.round((Date.now() - startedMs) / 1000));
+const violations = Object.values(report.invariants.counts).reduce((a, b) => a + b, 0);
+process.exit(violations === 0 ? 0 : 1);
+
+function printReport(r: ChaosReport, seconds: number): void {
+  log('');
+  log(`chaos run: seed ${r.seed}, ${r.jobs} jobs on ${r.accounts} accounts in ${seconds} s (${r.jobsPerSecond} jobs/s while busy; phases ${Object.entries(r.phasesSeconds).map(([k, v]) => `${k} ${v} s`).join(', ')})`);
+  log(`messages: ${Object.entries(r.messages).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  log(`faults injected: ${Object.entries(r.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}`);
+  log('');
+  log('| invariant | count |');
+  log('|---|---|');
+  for (const [name, text] of Object.entries(INVARIANTS)) log(`| ${text} | **${r.invariants.counts[name as InvariantName]}** |`);
+  const bad = Object.entries(r.invariants.counts).filter(([, n]) => n > 0);
+  if (bad.length === 0) {
+    log('\nevery invariant holds: 0 violations');
+    return;
+  }
+  log(`\nVIOLATIONS (replay with --seed ${r.seed}):`);
+  for (const [name] of bad) log(`  ${name}: ${(r.invariants.examples[name as InvariantName] ?? []).join('; ')}`);
+}

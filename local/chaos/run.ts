@@ -1,0 +1,318 @@
+import { fileURLToPath } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { Redis } from 'ioredis';
+import { AccountCache, connectCacheClient, createCacheClient } from '../../shared/cache/index.ts';
+import { createObservability } from '../../shared/observability/index.ts';
+import { replayDeadLetters } from '../../shared/operations/index.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
+import { localClientConfig, startEngines, startRedis, type Engine } from '../engines/index.ts';
+import { startLocalCloud } from '../cloud/index.ts';
+import { InvocationError } from '../lambda/function-runtime.ts';
+import { startPartnerApi } from '../partner-api/server.ts';
+import { paceMessages } from '../demo/producer.ts';
+import { snapshot } from '../demo/progress.ts';
+import { startDynamoDbFaultProxy, type DynamoDbFaultRates } from '../faults/index.ts';
+import { allDeadLetters, checkInvariants, type InvariantReport } from './invariants.ts';
+import { seededRandom } from './poison.ts';
+import { chaosWorkload, type ChaosWorkload } from './workload.ts';
+
+/** Every fault the run injects, each with its rate (or schedule). */
+export interface ChaosFaults {
+  /** Invocations that finish their work, then die before returning. */
+  readonly crashAfterWorkRate: number;
+  /** Invocations whose sandbox dies before the handler runs. */
+  readonly crashBeforeWorkRate: number;
+  /** Invocations delayed past the function timeout. */
+  readonly timeoutRate: number;
+  /** DynamoDB requests from the functions answered by the fault proxy instead (split over its kinds). */
+  readonly dynamodbRate: number;
+  /** Partner requests: 5xx, slower than the lease, past the caller's timeout, 200 with a non-object body. */
+  readonly partnerRate: number;
+  /** Redis: a FLUSHALL, a `CLIENT PAUSE`, and an outage (stopped, restarted empty), during the send phase. */
+  readonly redis: boolean;
+  /** How long the Redis outage lasts. */
+  readonly redisOutageMs: number;
+}
+
+export const DEFAULT_FAULTS: ChaosFaults = {
+  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, partnerRate: 0.08, redis: true, redisOutageMs: 30_000,
+};
+
+export interface ChaosOptions {
+  readonly seed: number;
+  readonly jobs: number;
+  /** @default 200 */
+  readonly accounts?: number;
+  /** Messages sent per second in the main phase. @default 60 */
+  readonly sendRate?: number;
+  readonly faults: ChaosFaults;
+  /** Progress: called about once a second. */
+  readonly onProgress?: (progress: ChaosProgress) => void;
+  readonly log: (line: string) => void;
+  /** Give up draining after this long (the run then reports what it found). @default 20 minutes */
+  readonly drainTimeoutMs?: number;
+}
+
+export interface ChaosProgress {
+  readonly phase: string;
+  readonly sent: number;
+  readonly total: number;
+  readonly processed: number;
+  readonly duplicates: number;
+  readonly deadLettered: number;
+  readonly faults: number;
+  readonly violations: number;
+}
+
+export interface ChaosReport {
+  readonly seed: number;
+  readonly jobs: number;
+  readonly accounts: number;
+  readonly messages: Record<string, number>;
+  readonly injected: Record<string, number>;
+  readonly phasesSeconds: Record<string, number>;
+  readonly jobsPerSecond: number;
+  readonly replayed: number;
+  readonly deadLetterCopiesCollapsed: number;
+  readonly invariants: InvariantReport;
+}
+
+const APP = fileURLToPath(new URL('./app.ts', import.meta.url));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The chaos run: the synthesized stack on the real engines, a seeded mix of jobs on shared
+ * accounts, every fault kind at once, then every invariant checked after quiescence.
+ */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const { faults, log } = options;
+  const random = seededRandom(options.seed ^ 0x5eed);
+  const workload = chaosWorkload({ seed: options.seed, jobs: options.jobs, accounts: options.accounts });
+  const phases: Record<string, number> = {};
+  let phase = 'start';
+  let phaseStartedMs = Date.now();
+  const enter = (next: string) => {
+    phases[phase] = Number(((Date.now() - phaseStartedMs) / 1000).toFixed(1));
+    phase = next;
+    phaseStartedMs = Date.now();
+    log(`chaos: ${next}`);
+  };
+
+  const engines = await startEngines();
+  let redis: Engine = engines.redis;
+  const partner = await startPartnerApi();
+  const proxy = await startDynamoDbFaultProxy({ target: engines.dynamodb.endpoint, random, stallMs: 2_500 });
+  const sqs = new SQSClient(localClientConfig(engines.sqs.endpoint));
+  const dynamodb = new DynamoDBClient(localClientConfig(engines.dynamodb.endpoint));
+  const documents = DynamoDBDocumentClient.from(dynamodb);
+  const injected: Record<string, number> = {};
+  let thrown = 0;
+  let workerName = '';
+  const cloud = await startLocalCloud({
+    engines, appFile: APP, context: { partnerApiUrl: partner.url },
+    functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint },
+    faults: {},
+    onInvocation: (functionName, summary) => {
+      const { outcome, error } = summary as { outcome?: string; error?: unknown };
+      if (outcome === 'timeout') injected.invocationTimeouts = (injected.invocationTimeouts ?? 0) + 1;
+      if (outcome !== 'error' || !(error instanceof InvocationError)) return;
+      if (error.errorType === 'Handler' && functionName === workerName) thrown += 1;
+      if (/injected crash after/.test(error.message)) injected.crashesAfterWork = (injected.crashesAfterWork ?? 0) + 1;
+      if (/injected crash before/.test(error.message)) injected.crashesBeforeWork = (injected.crashesBeforeWork ?? 0) + 1;
+    },
+  });
+  const { outputs } = cloud.resources as { outputs: Record<string, string> };
+  workerName = outputs.WorkerFunctionName ?? '';
+  let sent = 0;
+  const progress = setInterval(() => {
+    const s = snapshot(cloud.metrics);
+    options.onProgress?.({
+      phase, sent, total: workload.openings.length + workload.messages.length, processed: s.processed, duplicates: s.duplicates,
+      deadLettered: Object.values(s.deadLettered).reduce((a, b) => a + b, 0), faults: totalInjected(), violations: thrown,
+    });
+  }, 1_000);
+  const totalInjected = () => Object.values(collectInjected()).reduce((a, b) => a + b, 0);
+  const collectInjected = () => ({
+    ...injected,
+    ...prefixed('dynamodb', proxy.injected() as Record<string, number>),
+    ...prefixed('partner', partner.injected() as Record<string, number>),
+  });
+
+  try {
+    enter('openings');
+    await paceMessages({ sqs, queueUrl: outputs.JobsQueueUrl as string, messages: workload.openings, durationMs: 0, onSent: (n) => void (sent = n) });
+    await drain(sqs, outputs.JobsQueueUrl as string, 120_000);
+
+    enter('send');
+    cloud.faults.crashAfterWorkRate = faults.crashAfterWorkRate;
+    cloud.faults.crashBeforeWorkRate = faults.crashBeforeWorkRate;
+    cloud.faults.delayPastTimeoutRate = faults.timeoutRate;
+    Object.assign(proxy.rates, splitRate(faults.dynamodbRate));
+    partner.setChaos({
+      random, serverErrorRate: faults.partnerRate * 0.4, slowRate: faults.partnerRate * 0.25, hangRate: faults.partnerRate * 0.15,
+      nonObjectRate: faults.partnerRate * 0.2, slowMs: 2_500, hangMs: 8_000,
+    });
+    const sendMs = (workload.messages.length / (options.sendRate ?? 60)) * 1000;
+    let readersOn = true;
+    const reading = readConcurrently(outputs.ReadApiUrl as string, workload, random, () => readersOn);
+    const redisFaults = faults.redis ? scheduleRedisFaults(sendMs, faults.redisOutageMs, () => redis, (next) => void (redis = next), injected, log) : Promise.resolve();
+    const base = sent;
+    await paceMessages({ sqs, queueUrl: outputs.JobsQueueUrl as string, messages: workload.messages, durationMs: sendMs, onSent: (n) => void (sent = base + n) });
+    await redisFaults;
+
+    enter('drain');
+    await drain(sqs, outputs.JobsQueueUrl as string, options.drainTimeoutMs ?? 20 * 60_000, log);
+    cloud.faults.crashAfterWorkRate = 0;
+    cloud.faults.crashBeforeWorkRate = 0;
+    cloud.faults.delayPastTimeoutRate = 0;
+    Object.assign(proxy.rates, splitRate(0));
+    partner.setChaos(undefined);
+    readersOn = false;
+    await reading;
+    log('chaos: waiting for the streams to go idle and the invalidation repair to drain');
+    await cloud.streamsIdle(180_000);
+    await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 180_000, log);
+
+    enter('replay');
+    const replayed = await replayUnexpected(sqs, documents, outputs, workload, partner.rejectedKeys());
+    await drain(sqs, outputs.JobsQueueUrl as string, 300_000, log);
+    await cloud.streamsIdle(180_000);
+    await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 180_000, log);
+
+    enter('check');
+    const cacheReport = await compareCache(outputs, documents, redis);
+    const invariants = await checkInvariants({
+      workload, documents, sqs, outputs, partnerKeys: partner.keys(), partnerRejected: partner.rejectedKeys(),
+      thrownInvocations: thrown, cache: cacheReport, nowMs: Date.now(),
+    });
+    const letters = await allDeadLetters(sqs, outputs);
+    enter('done');
+    const busySeconds = (phases.send ?? 0) + (phases.drain ?? 0);
+    return {
+      seed: options.seed,
+      jobs: workload.openings.length + workload.messages.length,
+      accounts: workload.accountIds.length,
+      messages: Object.fromEntries(Object.entries(Object.groupBy(workload.messages, (m) => (m.role === 'job' ? m.job.kind : m.role))).map(([k, v]) => [k, v?.length ?? 0])),
+      injected: collectInjected(),
+      phasesSeconds: phases,
+      jobsPerSecond: Number((workload.messages.length / Math.max(1, busySeconds)).toFixed(1)),
+      replayed,
+      deadLetterCopiesCollapsed: letters.reduce((sum, letter) => sum + letter.copies - 1, 0),
+      invariants,
+    };
+  } finally {
+    clearInterval(progress);
+    await cloud.stop({ graceMs: 3_000 });
+    await proxy.stop();
+    await partner.stop();
+    sqs.destroy();
+    dynamodb.destroy();
+    if (redis !== engines.redis) await redis.stop();
+    await engines.stop();
+  }
+}
+
+/** The DynamoDB fault rate, split evenly over the proxy's kinds. */
+function splitRate(rate: number): DynamoDbFaultRates {
+  const each = rate / 6;
+  return { provisionedThroughputExceeded: each, throttling: each, internalServerError: each, transactionConflict: each, lostResponse: each, stall: each };
+}
+
+function prefixed(prefix: string, counts: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts).map(([k, v]) => [`${prefix}.${k}`, v]));
+}
+
+/** Waits until the queue has nothing visible, in flight or delayed, twice in a row. */
+async function drain(sqs: SQSClient, queueUrl: string, timeoutMs: number, log?: (line: string) => void): Promise<void> {
+  const startedMs = Date.now();
+  let quiet = 0;
+  for (let poll = 1; quiet < 2; poll += 1) {
+    const depth = await queueCounts(sqs, queueUrl);
+    quiet = depth.visible + depth.inFlight + depth.delayed === 0 ? quiet + 1 : 0;
+    if (Date.now() - startedMs > timeoutMs) throw new Error(`queue ${queueUrl} not drained after ${timeoutMs} ms: ${JSON.stringify(depth)}`);
+    if (log && poll % 20 === 0) log(`chaos: waiting for ${queueUrl.split('/').at(-1)} to drain: ${JSON.stringify(depth)}`);
+    await sleep(1_000);
+  }
+}
+
+/** Readers on the read API the whole time, on the hot accounts, filling the cache while invalidations land. */
+async function readConcurrently(readApiUrl: string, workload: ChaosWorkload, random: () => number, going: () => boolean): Promise<void> {
+  await Promise.all(Array.from({ length: 3 }, async () => {
+    for (let i = 0; i < 1_000_000 && going(); i += 1) {
+      const accountId = workload.accountIds[Math.floor(random() ** 2 * workload.accountIds.length)];
+      await fetch(`${readApiUrl}accounts/${accountId}`).then((r) => r.arrayBuffer()).catch(() => undefined);
+      await sleep(20);
+    }
+  }));
+}
+
+/**
+ * Redis faults at fixed points of the send phase: a FLUSHALL at 25 %, a 3 s `CLIENT PAUSE` at
+ * 45 %, and at 60 % an outage — the server stopped, then restarted empty on the same port.
+ */
+async function scheduleRedisFaults(
+  sendMs: number, outageMs: number, current: () => Engine, replace: (engine: Engine) => void, injected: Record<string, number>, log: (line: string) => void,
+): Promise<void> {
+  const startedMs = Date.now();
+  const at = async (fraction: number) => sleep(Math.max(0, startedMs + fraction * sendMs - Date.now()));
+  const command = async (...args: string[]) => {
+    const client = new Redis({ port: current().port, lazyConnect: true, maxRetriesPerRequest: 1 });
+    try {
+      await client.connect();
+      await client.call(...(args as [string, ...string[]]));
+    } finally {
+      client.disconnect();
+    }
+  };
+  await at(0.25);
+  await command('FLUSHALL');
+  injected['redis.flushall'] = 1;
+  log('chaos: redis FLUSHALL');
+  await at(0.45);
+  await command('CLIENT', 'PAUSE', '3000', 'ALL');
+  injected['redis.pause'] = 1;
+  log('chaos: redis CLIENT PAUSE 3 s');
+  await at(0.6);
+  const port = current().port;
+  await current().stop();
+  injected['redis.outage'] = 1;
+  log(`chaos: redis stopped for ${outageMs / 1000} s`);
+  await sleep(outageMs);
+  replace(await startRedis({ port }));
+  log('chaos: redis restarted empty');
+}
+
+/**
+ * Replays, as an operator would with `ballast dlq replay`, the valid jobs the fault schedule (not
+ * their content) put in the DLQ: exhausted retries, SQS redrives of crashed invocations.
+ */
+async function replayUnexpected(
+  sqs: SQSClient, documents: DynamoDBDocumentClient, outputs: Record<string, string>, workload: ChaosWorkload, rejected: ReadonlySet<string>,
+): Promise<number> {
+  const letters = await allDeadLetters(sqs, outputs);
+  const messageIds = letters.filter((letter) => {
+    const job = workload.jobs.get(letter.idempotencyKey ?? '');
+    if (!job) return false;
+    return !job.allowedReasons.includes(letter.reason as never) && !(letter.reason === 'partner-rejected' && rejected.has(job.idempotencyKey));
+  }).map((letter) => letter.messageId);
+  if (messageIds.length === 0) return 0;
+  const report = await replayDeadLetters(
+    { sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl as string, defaultSourceQueueUrl: outputs.JobsQueueUrl as string },
+    { filter: { messageIds }, documents, controlTableName: outputs.ControlTableName as string, max: 100_000, deleteDuplicates: true },
+  );
+  return report.replayed;
+}
+
+/** Every cache entry compared with the table, nothing repaired. */
+async function compareCache(outputs: Record<string, string>, documents: DynamoDBDocumentClient, redis: Engine) {
+  const client = createCacheClient({ url: redis.endpoint, commandTimeoutMs: 5_000 });
+  try {
+    await connectCacheClient(client);
+    const cache = new AccountCache({ redis: client, documents, tableName: outputs.StateTableName as string, observability: createObservability({ workerVersion: 'chaos-check' }) });
+    return await cache.reconcile({ sample: Infinity, repair: false });
+  } finally {
+    client.disconnect();
+  }
+}

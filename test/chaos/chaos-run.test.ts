@@ -1,0 +1,33 @@
+/**
+ * The chaos run in miniature: the same code as `npm run chaos`, about 2,000 jobs, every fault kind
+ * at its default rate (a shorter Redis outage), and every invariant must be 0.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_FAULTS, runChaos } from '../../local/chaos/run.ts';
+
+describe('chaos run: exactly-once and never-stale under every fault combined', () => {
+  it('1,800 messages on 200 skewed accounts: every invariant is 0, every fault kind was injected', async () => {
+    const report = await runChaos({
+      seed: 20261201,
+      jobs: 1_800,
+      accounts: 200,
+      sendRate: 60,
+      // A higher partner rate so each of its four fault kinds surely occurs in a run this small.
+      faults: { ...DEFAULT_FAULTS, partnerRate: 0.15, redisOutageMs: 10_000 },
+      log: (line) => console.log(line),
+      drainTimeoutMs: 8 * 60_000,
+    });
+    console.log(JSON.stringify({ injected: report.injected, phasesSeconds: report.phasesSeconds, replayed: report.replayed }));
+    // THEN no promise was broken
+    assert.deepEqual(report.invariants.counts, Object.fromEntries(Object.keys(report.invariants.counts).map((name) => [name, 0])),
+      JSON.stringify(report.invariants.examples, null, 2));
+    // AND every fault kind really happened
+    for (const kind of ['crashesAfterWork', 'crashesBeforeWork', 'invocationTimeouts', 'redis.flushall', 'redis.pause', 'redis.outage',
+      'dynamodb.throttling', 'dynamodb.provisionedThroughputExceeded', 'dynamodb.internalServerError', 'dynamodb.transactionConflict',
+      'dynamodb.lostResponse', 'dynamodb.stall', 'partner.server-error', 'partner.slow', 'partner.hang', 'partner.non-object']) {
+      assert.ok((report.injected[kind] ?? 0) > 0, `fault ${kind} was injected (${JSON.stringify(report.injected)})`);
+    }
+    assert.ok((report.messages.poison ?? 0) >= 15 && (report.messages['producer-duplicate'] ?? 0) > 100);
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { awsClientConfig, FUNCTION_TIMEOUT_ENV } from '../../shared/aws/index.ts';
+import { ENVIRONMENT_NAMES } from '../../infra/config.ts';
+import { synthStack } from '../helpers/infra.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+describe('AWS SDK clients of the functions: bounded connection and request timeouts', () => {
+  it('derives both from the function timeout, below it', () => {
+    for (const timeoutMs of [2_000, 10_000, 30_000, 120_000]) {
+      const { requestHandler } = awsClientConfig({ [FUNCTION_TIMEOUT_ENV]: String(timeoutMs) });
+      assert.ok(requestHandler.requestTimeout < timeoutMs && requestHandler.connectionTimeout < timeoutMs, `timeout ${timeoutMs}`);
+      assert.ok(requestHandler.requestTimeout <= 5_000);
+      assert.equal(requestHandler.throwOnRequestTimeout, true, 'without it the SDK only warns');
+    }
+    assert.throws(() => awsClientConfig({ [FUNCTION_TIMEOUT_ENV]: 'soon' }), /BALLAST_FUNCTION_TIMEOUT_MS must be a positive number/);
+  });
+
+  it('a hung endpoint (accepts, never answers) fails the call within the request timeout instead of eating the invocation', async () => {
+    const sockets: net.Socket[] = [];
+    const server = net.createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = new DynamoDBClient({
+      ...awsClientConfig({ [FUNCTION_TIMEOUT_ENV]: '2000' }),
+      endpoint: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+      region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1,
+    });
+    try {
+      const startedMs = Date.now();
+      await assert.rejects(client.send(new GetItemCommand({ TableName: 'ttt', Key: { pk: { S: 'a' } } })), (error: Error) => error.name === 'TimeoutError');
+      assert.ok(Date.now() - startedMs < 2_000, `gave up after ${Date.now() - startedMs} ms`);
+    } finally {
+      client.destroy();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('every SDK client the functions create goes through awsClientConfig', () => {
+    const files = [
+      ...readdirSync(`${root}functions`, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => `functions/${f}`),
+      ...readdirSync(`${root}shared`, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => `shared/${f}`),
+    ];
+    const offenders = files.flatMap((file) => {
+      const text = readFileSync(`${root}${file}`, 'utf8').split('\n').filter((line) => !line.trim().startsWith('*'));
+      return text.filter((line) => /new \w+Client\(/.test(line) && !/awsClientConfig\(/.test(line)).map((line) => `${file}: ${line.trim()}`);
+    });
+    // The CLI's operations (shared/operations) run on an operator's machine, not in a function.
+    assert.deepEqual(offenders.filter((o) => !o.startsWith('shared/operations/')), []);
+  });
+
+  for (const env of ENVIRONMENT_NAMES) {
+    it(`${env}: every function is told its own timeout, and its SDK timeouts fall below it`, () => {
+      const functions = synthStack(env).template.findResources('AWS::Lambda::Function');
+      assert.ok(Object.keys(functions).length >= 4);
+      for (const [id, fn] of Object.entries(functions)) {
+        const props = fn.Properties as { Timeout?: number; Environment?: { Variables?: Record<string, string> } };
+        const timeoutMs = (props.Timeout ?? 3) * 1000;
+        const told = props.Environment?.Variables?.[FUNCTION_TIMEOUT_ENV];
+        assert.equal(told, String(timeoutMs), `${id} is told its timeout`);
+        const { requestHandler } = awsClientConfig({ [FUNCTION_TIMEOUT_ENV]: told });
+        assert.ok(requestHandler.requestTimeout < timeoutMs, id);
+      }
+    });
+  }
+});
