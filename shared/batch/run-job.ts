@@ -54,16 +54,28 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
     plan = await handler.perform({ ...context, signal: AbortSignal.any([options.signal, lease.signal]), claim: claimed.claim });
   } catch (error) {
     // The effect did not happen (or the partner refused it): give the claim back so the retry
-    // need not wait out the lease; if it is no longer ours the condition fails and nothing changes.
-    const claim = await heartbeat.stop();
-    await options.store.abandon(claim).catch((abandonError: unknown) =>
-      options.logger.warn('could not abandon claim; it will expire with its lease', { error: abandonError as Error }));
+    // need not wait out the lease.
+    await abandon(await heartbeat.stop(), options);
     throw error;
   }
-  // The effect happened. From here the claim is never given back: a redelivery that claimed
-  // again would call the partner a second time. A heartbeat still in flight is awaited first, or
-  // its transaction would conflict with the commit on the same items.
-  return commitInPlace(await heartbeat.stop(), plan, options);
+  // The effect happened. A heartbeat still in flight is awaited first, or its transaction would
+  // conflict with the commit on the same items.
+  const claim = await heartbeat.stop();
+  try {
+    return await commitInPlace(claim, plan, options);
+  } catch (error) {
+    // Refused for good (a business rule, a DynamoDB limit): the job goes to the DLQ, so the lock
+    // is released for the resource's other jobs. A transient failure keeps the claim: it expires
+    // with its lease, and the redelivery replays the partner call under the same key.
+    if (error instanceof FatalError) await abandon(claim, options);
+    throw error;
+  }
+}
+
+/** Gives a claim and its lock back; if it is no longer ours the condition fails and nothing changes. */
+async function abandon(claim: Claim, options: RunJobOptions): Promise<void> {
+  await options.store.abandon(claim).catch((error: unknown) =>
+    options.logger.warn('could not abandon claim; it will expire with its lease', { error: error as Error }));
 }
 
 /**

@@ -98,7 +98,8 @@ describe('cache: Redis outages', () => {
 
   it('Redis unreachable for 20 s while its data survives: every invalidation of the commits made meanwhile lands, and no later read returns an older version', async () => {
     // GIVEN readers and an invalidator reaching Redis through a link that can be cut (Redis itself keeps running, data and all)
-    const link = await startTcpFaultProxy({ targetPort: f.local.engines.redis.port });
+    const server = await startRedis();
+    const link = await startTcpFaultProxy({ targetPort: server.port });
     try {
       const url = `redis://127.0.0.1:${link.port}`;
       const stream = await f.streamReader();
@@ -126,6 +127,7 @@ describe('cache: Redis outages', () => {
       for (let i = 0; i < 3; i += 1) assert.equal((await reader.get('acc-away')).account?.version, 3);
     } finally {
       await link.stop();
+      await server.stop();
     }
   });
 });
