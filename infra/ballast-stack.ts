@@ -50,7 +50,14 @@ export class BallastStack extends Stack {
     const cache = new BallastCache(this, 'Cache', {
       vpc: network.vpc, clientSecurityGroup: network.functionSecurityGroup, removalPolicy: config.removalPolicy,
     });
-    const inVpc = { vpc: network.vpc, securityGroups: [network.functionSecurityGroup] };
+    /** What every function of the stack shares: the VPC and its log settings. */
+    const functionDefaults = {
+      logRetention: config.logRetention, logRemovalPolicy: config.removalPolicy, vpc: network.vpc, securityGroups: [network.functionSecurityGroup],
+    };
+    /** The functions that use the entity cache find it, and the state table, here. */
+    const cacheEnvironment = (service: string) => ({
+      STATE_TABLE_NAME: this.tables.state.tableName, BALLAST_CACHE_URL: cache.url, BALLAST_CACHE_CLUSTER: 'true', POWERTOOLS_SERVICE_NAME: service,
+    });
 
     this.jobs = new ReliableQueue(this, 'Jobs', {
       consumerTimeout: config.worker.timeout,
@@ -70,9 +77,7 @@ export class BallastStack extends Stack {
       maxBatchingWindow: config.worker.maxBatchingWindow,
       maxConcurrency: config.worker.maxConcurrency,
       deploymentConfig: config.worker.deploymentConfig,
-      logRetention: config.logRetention,
-      logRemovalPolicy: config.removalPolicy,
-      ...inVpc,
+      ...functionDefaults,
       environment: {
         STATE_TABLE_NAME: this.tables.state.tableName,
         CONTROL_TABLE_NAME: this.tables.control.tableName,
@@ -91,6 +96,8 @@ export class BallastStack extends Stack {
     this.invalidatorFailures = new ReliableQueue(this, 'InvalidatorFailures', {
       consumerTimeout: config.invalidationRepair.timeout,
       maxReceiveCount: config.invalidationRepair.maxReceiveCount,
+      // The repair never dead-letters by itself: SQS's redrive is the only way to its DLQ.
+      redriveBackstop: 0,
       retentionPeriod: config.queue.retentionPeriod,
       deadLetterRetentionPeriod: config.queue.deadLetterRetentionPeriod,
       removalPolicy: config.removalPolicy,
@@ -99,10 +106,8 @@ export class BallastStack extends Stack {
       functionName: 'cache-invalidator',
       timeout: config.invalidator.timeout,
       memorySize: 256,
-      logRetention: config.logRetention,
-      logRemovalPolicy: config.removalPolicy,
-      ...inVpc,
-      environment: { STATE_TABLE_NAME: this.tables.state.tableName, BALLAST_CACHE_URL: cache.url, BALLAST_CACHE_CLUSTER: 'true', POWERTOOLS_SERVICE_NAME: 'ballast-cache-invalidator' },
+      ...functionDefaults,
+      environment: cacheEnvironment('ballast-cache-invalidator'),
     });
     this.invalidator.addEventSource(new DynamoEventSource(this.tables.state, {
       startingPosition: StartingPosition.LATEST,
@@ -118,10 +123,8 @@ export class BallastStack extends Stack {
       functionName: 'invalidation-repair',
       timeout: config.invalidationRepair.timeout,
       memorySize: 256,
-      logRetention: config.logRetention,
-      logRemovalPolicy: config.removalPolicy,
-      ...inVpc,
-      environment: { STATE_TABLE_NAME: this.tables.state.tableName, BALLAST_CACHE_URL: cache.url, BALLAST_CACHE_CLUSTER: 'true', POWERTOOLS_SERVICE_NAME: 'ballast-invalidation-repair' },
+      ...functionDefaults,
+      environment: cacheEnvironment('ballast-invalidation-repair'),
     });
     this.invalidationRepair.addEventSource(new SqsEventSource(this.invalidatorFailures.queue, {
       batchSize: config.invalidationRepair.batchSize,
@@ -135,10 +138,8 @@ export class BallastStack extends Stack {
     this.readApi = new BallastFunction(this, 'ReadApi', {
       functionName: 'read-api',
       timeout: config.readApi.timeout,
-      logRetention: config.logRetention,
-      logRemovalPolicy: config.removalPolicy,
-      ...inVpc,
-      environment: { STATE_TABLE_NAME: this.tables.state.tableName, BALLAST_CACHE_URL: cache.url, BALLAST_CACHE_CLUSTER: 'true', POWERTOOLS_SERVICE_NAME: 'ballast-read-api' },
+      ...functionDefaults,
+      environment: cacheEnvironment('ballast-read-api'),
     });
     this.tables.state.grantReadData(this.readApi);
     const readApiUrl = this.readApi.addFunctionUrl({ authType: config.readApi.authType });

@@ -30,10 +30,19 @@ export interface ReliableQueueProps {
    */
   readonly visibilityTimeout?: Duration;
   /**
-   * Receives before SQS moves a message to the DLQ. At least 5.
+   * Receives a consumer gives a message before it dead-letters the message itself, with its reason
+   * (ballast's worker reads it as `MAX_RECEIVE_COUNT`). At least 5.
    * @default 5
    */
   readonly maxReceiveCount?: number;
+  /**
+   * Extra receives before SQS's own redrive moves a message to the DLQ, without a reason. Only a
+   * message whose invocations crashed or timed out on its last receives gets there: with a
+   * backstop of 0 a crash on the last receive would redrive it unlabelled, so the consumer's
+   * verdict would be lost. Use 0 for consumers that never dead-letter themselves.
+   * @default 3
+   */
+  readonly redriveBackstop?: number;
   /**
    * FIFO queue (and FIFO DLQ); names get the `.fifo` suffix, content-based deduplication is off
    * (producers set deduplication ids).
@@ -64,12 +73,15 @@ export interface ReliableQueueProps {
 /**
  * A queue and its DLQ built the way a Lambda consumer needs them: same type, longer DLQ retention,
  * redrive allowed only from this queue, TLS enforced, encrypted, a visibility timeout derived from
- * the consumer's timeout, and maxReceiveCount ≥ 5. Invalid combinations are refused at synth.
+ * the consumer's timeout, and maxReceiveCount ≥ 5 with SQS's own redrive a few receives later (a
+ * backstop for crashed invocations). Invalid combinations are refused at synth.
  */
 export class ReliableQueue extends Construct {
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
   readonly maxReceiveCount: number;
+  /** Receives before SQS redrives a message: `maxReceiveCount` + `redriveBackstop`. */
+  readonly redriveReceiveCount: number;
   readonly retentionPeriod: Duration;
   readonly deadLetterRetentionPeriod: Duration;
   readonly visibilityTimeout: Duration;
@@ -93,6 +105,11 @@ export class ReliableQueue extends Construct {
       throw new BallastConfigError(this, `maxReceiveCount ${this.maxReceiveCount} is below ${MIN_MAX_RECEIVE_COUNT}: `
         + `set maxReceiveCount to ${MIN_MAX_RECEIVE_COUNT} or more, so throttling and brief outages are retried rather than dead-lettered.`);
     }
+    const backstop = props.redriveBackstop ?? 3;
+    if (!Number.isInteger(backstop) || backstop < 0 || backstop > 10) {
+      throw new BallastConfigError(this, `redriveBackstop ${backstop} must be an integer from 0 to 10: 3 leaves room for an invocation crashing on a message's last receives.`);
+    }
+    this.redriveReceiveCount = this.maxReceiveCount + backstop;
     this.retentionPeriod = props.retentionPeriod ?? Duration.days(4);
     this.deadLetterRetentionPeriod = props.deadLetterRetentionPeriod ?? Duration.days(14);
     if (this.deadLetterRetentionPeriod.toSeconds() <= this.retentionPeriod.toSeconds()) {
@@ -115,7 +132,7 @@ export class ReliableQueue extends Construct {
       retentionPeriod: this.deadLetterRetentionPeriod,
       redriveAllowPolicy: { redrivePermission: RedrivePermission.BY_QUEUE, sourceQueues: [Queue.fromQueueArn(this, 'Source', queueArn)] },
     });
-    const deadLetterQueue: DeadLetterQueue = { queue: this.deadLetterQueue, maxReceiveCount: this.maxReceiveCount };
+    const deadLetterQueue: DeadLetterQueue = { queue: this.deadLetterQueue, maxReceiveCount: this.redriveReceiveCount };
     this.queue = new Queue(this, 'Queue', {
       ...common,
       queueName,

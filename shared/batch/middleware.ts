@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { ChangeMessageVisibilityBatchCommand, GetQueueUrlCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, GetQueueUrlCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../envelope/index.ts';
 import { FatalError, LockBusyError, REASONS, type BallastError } from '../errors/index.ts';
 import type { IdempotencyStore } from '../idempotency/index.ts';
@@ -103,6 +103,11 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
           QueueUrl: options.deadLetterQueueUrl,
           ...deadLetterMessage(record, error, envelope, { workerVersion, nowMs: nowMs() }),
         }));
+        // Deleted now, not with the batch's answer: a crash later in the invocation would
+        // otherwise bring the message back to be dead-lettered again (or, if it now succeeds, run
+        // after its verdict). Should this delete fail, the answer still deletes it.
+        await options.sqs.send(new DeleteMessageCommand({ QueueUrl: await queueUrlOf(record.eventSourceARN), ReceiptHandle: record.receiptHandle }))
+          .catch((deleteError: unknown) => logger.warn('dead-lettered record not deleted yet; the batch answer deletes it', { error: deleteError as Error }));
       },
     });
     await backOff(outcomes);

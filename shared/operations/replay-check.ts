@@ -41,8 +41,8 @@ export async function checkReplay(letter: DeadLetter, documents: DynamoDBDocumen
   }));
   const record = out.Item as IdempotencyRecord | undefined;
   if (!record || record.expiresAtEpochSeconds * 1000 < nowMs) return { decision: REPLAY_DECISIONS.replay, detail: 'no live idempotency record' };
-  // Hash what the worker hashes: the payload as its schema reads it (unknown fields dropped).
-  const samePayload = record.payloadHash === payloadHash({ ...envelope, payload: payload.data });
+  // Hash what the worker hashes: the payload as sent.
+  const samePayload = record.payloadHash === payloadHash(envelope);
   if (record.status === STATUS.completed) {
     return samePayload
       ? { decision: REPLAY_DECISIONS.duplicate, detail: `key ${envelope.idempotencyKey} completed${record.completedAtMs ? ` at ${new Date(record.completedAtMs).toISOString()}` : ''}` }

@@ -34,7 +34,8 @@ describe('ReliableQueue', () => {
         assert.equal(deadLetter.Properties.FifoQueue, fifo ? true : undefined);
         if (fifo) assert.match(queue.Properties.QueueName, /\.fifo$/);
         assert.equal(queue.Properties.ContentBasedDeduplication, undefined, 'producers set deduplication ids');
-        assert.deepEqual(queue.Properties.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetterId, 'Arn'] }, maxReceiveCount: 5 });
+        // SQS's redrive is a backstop 3 receives after the consumer's own dead-lettering (at 5)
+        assert.deepEqual(queue.Properties.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetterId, 'Arn'] }, maxReceiveCount: 8 });
         assert.equal(queue.Properties.MessageRetentionPeriod, Duration.days(4).toSeconds());
         assert.equal(deadLetter.Properties.MessageRetentionPeriod, Duration.days(14).toSeconds());
       });
@@ -95,8 +96,17 @@ describe('ReliableQueue', () => {
         // WHEN/THEN
         assert.throws(() => build({ fifo, maxReceiveCount: 4 }), /maxReceiveCount 4 is below 5: set maxReceiveCount to 5 or more/);
         assert.throws(() => build({ fifo, maxReceiveCount: 5.5 }), /maxReceiveCount 5\.5 is below 5/);
-        // AND a higher count reaches the redrive policy
-        assert.equal(build({ fifo, maxReceiveCount: 8 }).queue.Properties.RedrivePolicy.maxReceiveCount, 8);
+        // AND a higher count reaches the redrive policy, the backstop added
+        assert.equal(build({ fifo, maxReceiveCount: 8 }).queue.Properties.RedrivePolicy.maxReceiveCount, 11);
+      });
+
+      it('redrives a backstop after the consumer\'s own dead-lettering, so a crash on the last receive keeps its verdict', () => {
+        // GIVEN/WHEN a consumer that dead-letters itself on receive 6, with a backstop of 2, or none
+        assert.equal(build({ fifo, maxReceiveCount: 6, redriveBackstop: 2 }).queue.Properties.RedrivePolicy.maxReceiveCount, 8);
+        assert.equal(build({ fifo, redriveBackstop: 0 }).queue.Properties.RedrivePolicy.maxReceiveCount, 5);
+        // THEN a backstop that is not a small whole number is refused
+        assert.throws(() => build({ fifo, redriveBackstop: -1 }), /redriveBackstop -1 must be an integer from 0 to 10/);
+        assert.throws(() => build({ fifo, redriveBackstop: 1.5 }), /redriveBackstop 1\.5 must be an integer/);
       });
 
       it('refuses a DLQ that would not outlive the queue', () => {

@@ -16,6 +16,8 @@ import { toCachedAccount } from '../../shared/cache/index.ts';
 import { creditJob } from '../../functions/worker/jobs/index.ts';
 import { captureOutput } from '../helpers/output.ts';
 import { useWorkerHarness } from '../helpers/worker-harness.ts';
+import { toDeadLetter } from '../../shared/operations/dlq-messages.ts';
+import { checkReplay, REPLAY_DECISIONS } from '../../shared/operations/replay-check.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -146,5 +148,19 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     // THEN v2 sees the job it already did: applied once, nothing dead-lettered
     assert.deepEqual(await h.deadLetters(queues), []);
     assert.equal((await h.account(accountId))?.balance, 30);
+  });
+});
+
+describe('replay re-check hashes what the worker hashes', () => {
+  const h = useWorkerHarness();
+
+  it('a completed job whose message carries a field its schema does not know is a duplicate for replay, not a reused key', async () => {
+    const queues = await h.queues();
+    const envelope = h.envelope({ resourceId: 'acc-replay-hash', payload: { amount: 3, note: 'only a newer schema knows me' } });
+    await h.send(queues, envelope);
+    await captureOutput(() => h.drain(queues, h.worker(queues)));
+    const letter = toDeadLetter({ MessageId: 'm-1', Body: JSON.stringify(envelope), MessageAttributes: {} });
+    const check = await checkReplay(letter, h.local.documents, h.tables.control, Date.now());
+    assert.equal(check.decision, REPLAY_DECISIONS.duplicate, check.detail);
   });
 });
