@@ -140,7 +140,11 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   for (const item of control) {
     const leaseUntilMs = Number(item.leaseUntilMs ?? 0);
     const held = String(item.pk).startsWith('lock#') ? item.ownerToken !== undefined : item.status === STATUS.inProgress;
-    if (held && leaseUntilMs < inputs.nowMs) violate('orphanClaims', `${String(item.pk)} lease ended ${new Date(leaseUntilMs).toISOString()}`);
+    if (held && leaseUntilMs < inputs.nowMs) {
+      const key = String(item.pk).replace(/^idem#/, '');
+      const dead = (lettersByKey.get(key) ?? []).map((letter) => `${letter.reason}×${letter.copies}`).join(', ') || 'none';
+      violate('orphanClaims', `${String(item.pk)} lease ended ${new Date(leaseUntilMs).toISOString()} (dead letters: ${dead})`);
+    }
   }
   return { counts, examples };
 }

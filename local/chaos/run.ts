@@ -2,18 +2,18 @@ import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { Redis } from 'ioredis';
 import { AccountCache, connectCacheClient, createCacheClient } from '../../shared/cache/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 import { replayDeadLetters } from '../../shared/operations/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
-import { localClientConfig, startEngines, startRedis, type Engine } from '../engines/index.ts';
+import { localClientConfig, startEngines, type Engine } from '../engines/index.ts';
 import { startLocalCloud } from '../cloud/index.ts';
 import { InvocationError } from '../lambda/function-runtime.ts';
 import { startPartnerApi } from '../partner-api/server.ts';
 import { paceMessages } from '../demo/producer.ts';
 import { snapshot } from '../demo/progress.ts';
-import { startDynamoDbFaultProxy, type DynamoDbFaultRates } from '../faults/index.ts';
+import { startDynamoDbFaultProxy } from '../faults/index.ts';
+import { scheduleRedisFaults, splitRate } from './faults.ts';
 import { allDeadLetters, checkInvariants, type InvariantReport } from './invariants.ts';
 import { seededRandom } from './poison.ts';
 import { chaosWorkload, type ChaosWorkload } from './workload.ts';
@@ -214,12 +214,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
-/** The DynamoDB fault rate, split evenly over the proxy's kinds. */
-function splitRate(rate: number): DynamoDbFaultRates {
-  const each = rate / 6;
-  return { provisionedThroughputExceeded: each, throttling: each, internalServerError: each, transactionConflict: each, lostResponse: each, stall: each };
-}
-
 function prefixed(prefix: string, counts: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(counts).map(([k, v]) => [`${prefix}.${k}`, v]));
 }
@@ -246,42 +240,6 @@ async function readConcurrently(readApiUrl: string, workload: ChaosWorkload, ran
       await sleep(20);
     }
   }));
-}
-
-/**
- * Redis faults at fixed points of the send phase: a FLUSHALL at 25 %, a 3 s `CLIENT PAUSE` at
- * 45 %, and at 60 % an outage — the server stopped, then restarted empty on the same port.
- */
-async function scheduleRedisFaults(
-  sendMs: number, outageMs: number, current: () => Engine, replace: (engine: Engine) => void, injected: Record<string, number>, log: (line: string) => void,
-): Promise<void> {
-  const startedMs = Date.now();
-  const at = async (fraction: number) => sleep(Math.max(0, startedMs + fraction * sendMs - Date.now()));
-  const command = async (...args: string[]) => {
-    const client = new Redis({ port: current().port, lazyConnect: true, maxRetriesPerRequest: 1 });
-    try {
-      await client.connect();
-      await client.call(...(args as [string, ...string[]]));
-    } finally {
-      client.disconnect();
-    }
-  };
-  await at(0.25);
-  await command('FLUSHALL');
-  injected['redis.flushall'] = 1;
-  log('chaos: redis FLUSHALL');
-  await at(0.45);
-  await command('CLIENT', 'PAUSE', '3000', 'ALL');
-  injected['redis.pause'] = 1;
-  log('chaos: redis CLIENT PAUSE 3 s');
-  await at(0.6);
-  const port = current().port;
-  await current().stop();
-  injected['redis.outage'] = 1;
-  log(`chaos: redis stopped for ${outageMs / 1000} s`);
-  await sleep(outageMs);
-  replace(await startRedis({ port }));
-  log('chaos: redis restarted empty');
 }
 
 /**

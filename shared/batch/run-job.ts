@@ -14,9 +14,9 @@ export interface RunJobOptions {
   /** Called on every heartbeat, to push the message's visibility out together with the lease. */
   readonly onHeartbeat?: (claim: Claim) => Promise<void>;
   /**
-   * How often a claimed commit that failed transiently (a `TransactionConflict` with a credit
-   * committing on the same item, throttling, a dropped connection) is tried again in place, after
-   * the external effect already happened.
+   * Attempts at a claimed commit (after the external effect already happened) or at giving a
+   * claim back, when they fail transiently: a `TransactionConflict` with a credit committing on
+   * the same item, throttling, a dropped connection. Tried again in place, jittered.
    * @default 4
    */
   readonly commitAttempts?: number;
@@ -72,31 +72,41 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   }
 }
 
-/** Gives a claim and its lock back; if it is no longer ours the condition fails and nothing changes. */
+/**
+ * Gives a claim and its lock back (retried in place: a claim left behind would sit IN_PROGRESS
+ * past its lease); if it is no longer ours the condition fails and nothing changes.
+ */
 async function abandon(claim: Claim, options: RunJobOptions): Promise<void> {
-  await options.store.abandon(claim).catch((error: unknown) =>
+  await inPlace('abandoning the claim', () => options.store.abandon(claim), options, Number.POSITIVE_INFINITY).catch((error: unknown) =>
     options.logger.warn('could not abandon claim; it will expire with its lease', { error: error as Error }));
 }
 
 /**
- * Commits a claimed job, retrying transient failures in place with the same claim, jittered and
- * bounded by the attempts and by the lease. What is left after that (or a fence) is thrown with
- * the claim kept: the redelivery waits for the lease, claims anew and replays the partner call
- * under the same Idempotency-Key.
+ * Commits a claimed job with the same claim, retried in place within its lease. What is left after
+ * that (or a fence) is thrown with the claim kept: the redelivery waits for the lease, claims anew
+ * and replays the partner call under the same Idempotency-Key.
  */
-async function commitInPlace(claim: Claim, plan: CommitPlan, options: RunJobOptions): Promise<Completion> {
+function commitInPlace(claim: Claim, plan: CommitPlan, options: RunJobOptions): Promise<Completion> {
+  return inPlace('claimed commit', () => options.store.commitClaimed(claim, plan), options, claim.leaseUntilMs);
+}
+
+/**
+ * Runs `operation`, trying transient failures (not fences) again, jittered, until the attempts
+ * run out, the invocation's deadline signal fires, or the next try would start after `untilMs`.
+ */
+async function inPlace<T>(what: string, operation: () => Promise<T>, options: RunJobOptions, untilMs: number): Promise<T> {
   const attempts = options.commitAttempts ?? 4;
   const random = options.random ?? Math.random;
   const nowMs = options.nowMs ?? Date.now;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await options.store.commitClaimed(claim, plan);
+      return await operation();
     } catch (error) {
       const failure = classify(error);
       const delayMs = Math.round((25 * 2 ** attempt) * (0.5 + random() / 2));
       const retryable = failure instanceof TransientError && !(failure instanceof FencedError);
-      if (!retryable || attempt >= attempts || options.signal.aborted || nowMs() + delayMs >= claim.leaseUntilMs) throw failure;
-      options.logger.warn('claimed commit failed; retrying in place', { reason: failure.reason, attempt, delayMs, error: failure });
+      if (!retryable || attempt >= attempts || options.signal.aborted || nowMs() + delayMs >= untilMs) throw failure;
+      options.logger.warn(`${what} failed; retrying in place`, { reason: failure.reason, attempt, delayMs, error: failure });
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }

@@ -170,9 +170,14 @@ export class IdempotencyStore {
     throw transactionError(failure);
   }
 
-  /** Gives the claim and lock back after a failed attempt; a claim that is no longer ours is left alone. */
+  /**
+   * Gives the claim and lock back after a failed attempt; a claim that is no longer ours is left
+   * alone. A cancellation for any other reason (a `TransactionConflict`, throttling) throws, so
+   * the caller can try again rather than leave the claim IN_PROGRESS past its lease.
+   */
   async abandon(claim: Claim): Promise<void> {
-    await this.#transact([abandonClaimItem(this.#table, claim.idempotencyKey, claim.ownerToken), releaseLockItem(this.#table, claim)]);
+    const failure = await this.#transact([abandonClaimItem(this.#table, claim.idempotencyKey, claim.ownerToken), releaseLockItem(this.#table, claim)]);
+    if (failure && !failure.some(isConditionFailure)) throw transactionError(failure);
   }
 
   #times() {

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { BALANCE_CHANGE, JOB_TYPES, accountKey } from '../../shared/jobs/index.ts';
 import { REASONS } from '../../shared/errors/index.ts';
 import { lockKey } from '../../shared/lock/index.ts';
@@ -79,6 +79,43 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     const lock = await h.local.documents.send(new GetCommand({ TableName: h.tables.control, Key: { pk: lockKey(accountId) }, ConsistentRead: true }));
     assert.equal(lock.Item?.ownerToken, undefined, 'the lock was released by the commit');
     assert.deepEqual(await h.deadLetters(queues), []);
+  });
+
+  it('a claim given back after a refused sync survives a TransactionConflict on the way: no claim or lock is left past its lease', async () => {
+    const queues = await h.queues();
+    const accountId = 'acc-abandon-conflict';
+    await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 5 } }));
+    await captureOutput(() => h.drain(queues, h.worker(queues)));
+    // GIVEN a client whose first abandon transaction is cancelled by a conflict, and a partner that answers nonsense
+    let conflicts = 0;
+    const client = new DynamoDBClient({});
+    client.middlewareStack.add((next) => async (args) => {
+      const items = (args.input as { TransactItems?: { Delete?: { Key?: { pk?: { S?: string } } } }[] }).TransactItems ?? [];
+      if (conflicts === 0 && items[0]?.Delete?.Key?.pk?.S?.startsWith('idem#')) {
+        conflicts += 1;
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]',
+          $metadata: { httpStatusCode: 400 },
+          CancellationReasons: [{ Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }, { Code: 'None' }],
+        });
+      }
+      return next(args);
+    }, { step: 'build', name: 'conflictOnAbandon' });
+    h.partner.answerNext(accountId, 1, '["not a profile"]');
+    try {
+      await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, payload: {} }));
+      // WHEN the sync is refused and its claim given back
+      await captureOutput(() => h.drain(queues, h.worker(queues, { documents: DynamoDBDocumentClient.from(client) })));
+    } finally {
+      client.destroy();
+    }
+    // THEN it is dead-lettered, and neither its record nor the account's lock is still held
+    assert.equal(conflicts, 1);
+    assert.deepEqual((await h.deadLetters(queues)).map((d) => d.reason), [REASONS.partnerRejected]);
+    const control = await h.local.documents.send(new ScanCommand({ TableName: h.tables.control, ConsistentRead: true }));
+    const held = (control.Items ?? []).filter((item) => String(item.pk).endsWith(accountId) || item.jobType === JOB_TYPES.syncProfile)
+      .filter((item) => item.status === 'IN_PROGRESS' || item.ownerToken !== undefined);
+    assert.deepEqual(held, []);
   });
 
   it('limits DynamoDB refuses (item over 400 KB, over 100 items, one item twice) are fatal at once with a precise reason; the external effect ran once', async () => {
