@@ -151,3 +151,44 @@ export function environmentConfig(name: unknown, overrides: { alarmEmail?: strin
     alarms: { ...config.alarms, ...(overrides.alarmEmail ? { email: overrides.alarmEmail } : {}) },
   };
 }
+
+/**
+ * What a real deployment of each environment must be told, because no default is safe: without a
+ * partner URL every sync goes to the DLQ, without an alarm address every alarm goes to no one.
+ */
+export const REQUIRED_DEPLOY_INPUTS: Readonly<Record<EnvironmentName, readonly ('partnerApiUrl' | 'alarmEmail')[]>> = {
+  local: [],
+  dev: ['partnerApiUrl'],
+  staging: ['partnerApiUrl', 'alarmEmail'],
+  prod: ['partnerApiUrl', 'alarmEmail'],
+};
+
+/**
+ * The config `cdk synth|deploy` builds from its `-c` context: `env` is required (nothing deploys
+ * by default), and so are the environment's {@link REQUIRED_DEPLOY_INPUTS}, each refused with the
+ * flag that supplies it when missing or malformed.
+ *
+ * @example
+ * const config = deployConfig((key) => app.node.tryGetContext(key));
+ */
+export function deployConfig(context: (key: string) => unknown): EnvironmentConfig {
+  const env = context('env');
+  if (env === undefined) {
+    throw new Error(`No environment given: pass -c env=<${ENVIRONMENT_NAMES.join('|')}> (nothing is deployed by default).`);
+  }
+  const text = (key: string) => (typeof context(key) === 'string' && context(key) !== '' ? (context(key) as string) : undefined);
+  const inputs = { partnerApiUrl: text('partnerApiUrl'), alarmEmail: text('alarmEmail') };
+  const config = environmentConfig(env, inputs);
+  const problems: string[] = [];
+  for (const key of REQUIRED_DEPLOY_INPUTS[config.name]) {
+    if (!inputs[key]) problems.push(`-c ${key}=${key === 'alarmEmail' ? 'oncall@example.com' : 'https://partner.example.net'} is required`);
+  }
+  if (inputs.partnerApiUrl && config.name !== 'local' && !/^https:\/\/[^/\s]+/.test(inputs.partnerApiUrl)) {
+    problems.push(`-c partnerApiUrl must be an https:// URL, got '${inputs.partnerApiUrl}'`);
+  }
+  if (inputs.alarmEmail && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(inputs.alarmEmail)) {
+    problems.push(`-c alarmEmail must be an email address, got '${inputs.alarmEmail}'`);
+  }
+  if (problems.length > 0) throw new Error(`env=${config.name}: ${problems.join('; ')}.`);
+  return config;
+}

@@ -1,18 +1,16 @@
 /**
- * CDK app entry: `npx cdk synth|deploy -c env=<local|dev|staging|prod> [-c alarmEmail=...]
- * [-c partnerApiUrl=...] [-c workerVersion=...]` (the worker version defaults to package version + code hash).
+ * CDK app entry: `npx cdk synth|deploy -c env=<local|dev|staging|prod> [-c partnerApiUrl=...]
+ * [-c alarmEmail=...] [-c workerVersion=...]`. `env` is required; dev needs `partnerApiUrl`,
+ * staging and prod need both (see `deployConfig`). The worker version defaults to package version + code hash.
  */
 import { App } from 'aws-cdk-lib';
-import { environmentConfig } from '../config.ts';
+import { deployConfig } from '../config.ts';
 import { BallastStack } from '../ballast-stack.ts';
 import { addNagChecks, suppressReviewedFindings } from '../nag-suppressions.ts';
 import { codeVersion } from '../code-version.ts';
 
 const app = new App();
-const config = environmentConfig(app.node.tryGetContext('env') ?? 'dev', {
-  alarmEmail: app.node.tryGetContext('alarmEmail'),
-  partnerApiUrl: app.node.tryGetContext('partnerApiUrl'),
-});
+const config = deployConfig((key) => app.node.tryGetContext(key));
 const stack = new BallastStack(app, `ballast-${config.name}`, {
   config,
   workerVersion: app.node.tryGetContext('workerVersion') ?? codeVersion(),
