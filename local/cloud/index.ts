@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -42,6 +43,8 @@ export interface LocalCloudOptions {
 /** A running local cloud. */
 export interface LocalCloud {
   readonly resources: LocalResources;
+  /** Where the synthesized template and bundles are, until {@link stop} removes them. */
+  readonly assemblyDir: string;
   readonly metrics: MetricsCollector;
   readonly runtimes: ReadonlyMap<string, FunctionRuntime>;
   readonly faults: FunctionFaults;
@@ -178,6 +181,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   let stopping: Promise<void> | undefined;
   return {
     resources,
+    assemblyDir: stack.assemblyDir,
     metrics,
     runtimes,
     faults,
@@ -196,6 +200,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         dynamodb.destroy();
         streams.destroy();
         sqs.destroy();
+        // The synthesized assembly (template and bundles, ~20 MB) was ours alone.
+        rmSync(stack.assemblyDir, { recursive: true, force: true });
       })();
       return stopping;
     },

@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -103,7 +104,9 @@ describe('local cloud: the synthesized stack on the engines', () => {
   it('runs the CodeDeploy pre-traffic hook as a deployment would: it invokes the worker\'s readiness probe', async () => {
     // GIVEN a healthy stack, and one whose cache endpoint answers nothing
     const healthy = await startLocalCloud({ engines: local.engines, context: { partnerApiUrl: partner.url } });
+    assert.ok(existsSync(healthy.assemblyDir));
     await healthy.stop({ graceMs: 1_000 });
+    assert.equal(existsSync(healthy.assemblyDir), false, 'stop() removes the synthesized assembly');
     const noCache = { ...local.engines, redis: { endpoint: 'redis://127.0.0.1:1', port: 1 } };
     const broken = await startLocalCloud({ engines: noCache, context: { partnerApiUrl: partner.url } });
     await broken.stop({ graceMs: 1_000 });
