@@ -35,7 +35,7 @@ export class BallastStack extends Stack {
   readonly observability: BallastObservability;
 
   constructor(scope: Construct, id: string, props: BallastStackProps) {
-    super(scope, id, props);
+    super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? props.config.terminationProtection });
     const { config } = props;
     const workerVersion = props.workerVersion ?? '0.0.0';
     checkIdempotencyWindow(this, {
@@ -46,9 +46,9 @@ export class BallastStack extends Stack {
     });
 
     this.tables = new BallastTables(this, 'Tables', { removalPolicy: config.removalPolicy, deletionProtection: config.deletionProtection });
-    const network = new BallastNetwork(this, 'Network', config.network);
+    const network = new BallastNetwork(this, 'Network', { ...config.network, flowLogRetention: config.logRetention, removalPolicy: config.removalPolicy });
     const cache = new BallastCache(this, 'Cache', {
-      vpc: network.vpc, clientSecurityGroup: network.functionSecurityGroup, removalPolicy: config.removalPolicy,
+      vpc: network.vpc, clientSecurityGroup: network.functionSecurityGroup, removalPolicy: config.removalPolicy, ...config.cache,
     });
     /** What every function of the stack shares: the VPC and its log settings. */
     const functionDefaults = {

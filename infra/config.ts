@@ -14,6 +14,14 @@ export interface EnvironmentConfig {
   readonly removalPolicy: RemovalPolicy;
   /** DynamoDB deletion protection; on in prod. */
   readonly deletionProtection: boolean;
+  /** CloudFormation termination protection of the stack; on in prod. */
+  readonly terminationProtection: boolean;
+  /** The serverless Valkey cache: its engine major version and what it may consume (a bill's ceiling). */
+  readonly cache: {
+    readonly majorEngineVersion: string;
+    readonly maxDataStorageGb: number;
+    readonly maxEcpuPerSecond: number;
+  };
   readonly worker: {
     readonly timeout: Duration;
     readonly memorySize: number;
@@ -86,6 +94,8 @@ export interface EnvironmentConfig {
 const base: Omit<EnvironmentConfig, 'name'> = {
   removalPolicy: RemovalPolicy.DESTROY,
   deletionProtection: false,
+  terminationProtection: false,
+  cache: { majorEngineVersion: '8', maxDataStorageGb: 5, maxEcpuPerSecond: 100_000 },
   worker: {
     timeout: Duration.seconds(30),
     memorySize: 512,
@@ -132,8 +142,11 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
     name: 'prod',
     removalPolicy: RemovalPolicy.RETAIN,
     deletionProtection: true,
+    terminationProtection: true,
+    cache: { ...base.cache, maxDataStorageGb: 50, maxEcpuPerSecond: 1_000_000 },
     worker: { ...base.worker, maxConcurrency: 20, deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES },
-    network: { maxAzs: 3, natGateways: 2 },
+    // One NAT gateway per zone: a zone's partner calls never depend on another zone's gateway.
+    network: { maxAzs: 3, natGateways: 3 },
     logRetention: RetentionDays.THREE_MONTHS,
     alarms: { ...base.alarms, oldestMessageAge: Duration.minutes(5) },
   },

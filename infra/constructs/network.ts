@@ -1,4 +1,6 @@
 import { Construct } from 'constructs';
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   GatewayVpcEndpointAwsService, InterfaceVpcEndpointAwsService, Port, SecurityGroup, SubnetType, Vpc, FlowLogDestination, FlowLogTrafficType,
 } from 'aws-cdk-lib/aws-ec2';
@@ -11,6 +13,13 @@ export interface BallastNetworkProps {
    * @default 1
    */
   readonly natGateways?: number;
+  /**
+   * How long the flow log (rejected traffic) is kept.
+   * @default RetentionDays.ONE_MONTH
+   */
+  readonly flowLogRetention?: RetentionDays;
+  /** @default RemovalPolicy.DESTROY */
+  readonly removalPolicy?: RemovalPolicy;
 }
 
 /**
@@ -24,6 +33,11 @@ export class BallastNetwork extends Construct {
 
   constructor(scope: Construct, id: string, props: BallastNetworkProps = {}) {
     super(scope, id);
+    // Its own group, so its retention is the environment's rather than CDK's default of two years.
+    const flowLogs = new LogGroup(this, 'FlowLogs', {
+      retention: props.flowLogRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+    });
     this.vpc = new Vpc(this, 'Vpc', {
       maxAzs: props.maxAzs ?? 2,
       natGateways: props.natGateways ?? 1,
@@ -31,7 +45,7 @@ export class BallastNetwork extends Construct {
         { name: 'public', subnetType: SubnetType.PUBLIC },
         { name: 'private', subnetType: SubnetType.PRIVATE_WITH_EGRESS },
       ],
-      flowLogs: { all: { destination: FlowLogDestination.toCloudWatchLogs(), trafficType: FlowLogTrafficType.REJECT } },
+      flowLogs: { all: { destination: FlowLogDestination.toCloudWatchLogs(flowLogs), trafficType: FlowLogTrafficType.REJECT } },
     });
     this.vpc.addGatewayEndpoint('DynamoDb', { service: GatewayVpcEndpointAwsService.DYNAMODB });
     this.functionSecurityGroup = new SecurityGroup(this, 'Functions', {
