@@ -88,8 +88,7 @@ export class BallastStack extends Stack {
         POWERTOOLS_SERVICE_NAME: 'ballast-worker',
       },
     });
-    this.tables.state.grantReadWriteData(this.worker.function);
-    this.tables.control.grantReadWriteData(this.worker.function);
+    this.tables.grantJobTransactions(this.worker.function);
 
     // The invalidator's on-failure destination is a work queue like any other: the repair consumes
     // it, and what the repair cannot apply either ends in the queue's own (alarmed) DLQ.
@@ -133,7 +132,7 @@ export class BallastStack extends Stack {
     }));
     // Reads failed batches back from the stream, and the table for the full-repair fallback; no writes.
     this.tables.state.grantStream(this.invalidationRepair, 'dynamodb:GetShardIterator', 'dynamodb:GetRecords');
-    this.tables.state.grant(this.invalidationRepair, 'dynamodb:GetItem');
+    this.tables.grantStateReads(this.invalidationRepair);
 
     this.readApi = new BallastFunction(this, 'ReadApi', {
       functionName: 'read-api',
@@ -141,7 +140,7 @@ export class BallastStack extends Stack {
       ...functionDefaults,
       environment: cacheEnvironment('ballast-read-api'),
     });
-    this.tables.state.grantReadData(this.readApi);
+    this.tables.grantStateReads(this.readApi);
     const readApiUrl = this.readApi.addFunctionUrl({ authType: config.readApi.authType });
 
     this.observability = new BallastObservability(this, 'Observability', {

@@ -1,7 +1,17 @@
 import { Construct } from 'constructs';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { CONTROL_TABLE, STATE_TABLE } from '../../shared/tables/index.ts';
+
+/**
+ * What a `TransactWriteItems` writer needs: DynamoDB authorizes a transaction item by item, by the
+ * action each item performs (Put, Update, Delete, ConditionCheck), plus GetItem for point reads.
+ * No Scan, Query or batch action: nothing in the functions uses them.
+ */
+export const TRANSACTIONAL_ITEM_ACTIONS = [
+  'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem',
+] as const;
 
 export interface BallastTablesProps {
   /**
@@ -44,5 +54,19 @@ export class BallastTables extends Construct {
       timeToLiveAttribute: CONTROL_TABLE.ttlAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     });
+  }
+
+  /**
+   * For the worker: item-level transactional writes and point reads on both tables
+   * ({@link TRANSACTIONAL_ITEM_ACTIONS}), on the table ARNs only (no index, no stream).
+   */
+  grantJobTransactions(grantee: IGrantable): void {
+    this.state.grant(grantee, ...TRANSACTIONAL_ITEM_ACTIONS);
+    this.control.grant(grantee, ...TRANSACTIONAL_ITEM_ACTIONS);
+  }
+
+  /** For readers of the state table (the read API): `dynamodb:GetItem` only. */
+  grantStateReads(grantee: IGrantable): void {
+    this.state.grant(grantee, 'dynamodb:GetItem');
   }
 }

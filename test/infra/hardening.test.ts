@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { environmentConfig, ENVIRONMENT_NAMES } from '../../infra/config.ts';
+import { TRANSACTIONAL_ITEM_ACTIONS } from '../../infra/constructs/tables.ts';
 import { synthStack } from '../helpers/infra.ts';
 
 describe('hardening of the deployed template', () => {
@@ -43,5 +44,33 @@ describe('hardening of the deployed template', () => {
   it('refuses cache limits outside what ElastiCache Serverless accepts', () => {
     assert.throws(() => synthStack('dev', (c) => ({ ...c, cache: { ...c.cache, maxDataStorageGb: 0 } })), /maxDataStorageGb 0 is outside 1–5,000 GB/);
     assert.throws(() => synthStack('dev', (c) => ({ ...c, cache: { ...c.cache, maxEcpuPerSecond: 10 } })), /maxEcpuPerSecond 10 is outside 1,000–15,000,000/);
+  });
+});
+
+describe('least privilege: what the functions may do to the tables', () => {
+  type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+  const statementsOf = (template: ReturnType<typeof synthStack>['template'], rolePrefix: string): Statement[] =>
+    Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify((policy as { Properties: { Roles: unknown } }).Properties.Roles).includes(rolePrefix))
+      .flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement);
+  const dynamoActions = (statements: Statement[]) => statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('dynamodb:'));
+
+  it('the worker gets item-level transaction actions and GetItem on the two tables, nothing else', () => {
+    // GIVEN/WHEN the prod stack
+    const { template } = synthStack('prod');
+    // THEN the worker's DynamoDB actions are exactly the transactional item actions
+    const actions = new Set(dynamoActions(statementsOf(template, 'WorkerFunctionServiceRole')));
+    assert.deepEqual([...actions].sort(), [...TRANSACTIONAL_ITEM_ACTIONS].sort());
+    // AND nothing of the stack may Scan, Query or batch-write the tables
+    const all = dynamoActions(Object.values(template.findResources('AWS::IAM::Policy'))
+      .flatMap((p) => (p as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement));
+    assert.deepEqual(all.filter((a) => /Scan|Query|BatchWrite|BatchGet|\*/.test(a)), []);
+  });
+
+  it('the read API and the repair only read items of the state table', () => {
+    const { template } = synthStack('prod');
+    assert.deepEqual(dynamoActions(statementsOf(template, 'ReadApiServiceRole')), ['dynamodb:GetItem']);
+    assert.deepEqual(new Set(dynamoActions(statementsOf(template, 'InvalidationRepairServiceRole'))),
+      new Set(['dynamodb:GetShardIterator', 'dynamodb:GetRecords', 'dynamodb:GetItem']));
   });
 });
