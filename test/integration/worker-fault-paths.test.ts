@@ -21,6 +21,36 @@ import { checkReplay, REPLAY_DECISIONS } from '../../shared/operations/replay-ch
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+type TransactItemInput = { Update?: { UpdateExpression?: string }; Delete?: { Key?: { pk?: { S?: string } } } };
+
+/**
+ * A document client whose first transaction matching `isTarget` is cancelled by a conflict on
+ * item `conflictIndex`, with the error shape DynamoDB gives one (another transaction committing
+ * on that item at that moment).
+ */
+function conflictOnce(isTarget: (items: readonly TransactItemInput[]) => boolean, conflictIndex: number) {
+  const client = new DynamoDBClient({});
+  let conflicts = 0;
+  client.middlewareStack.add((next) => async (args) => {
+    const items = (args.input as { TransactItems?: TransactItemInput[] }).TransactItems ?? [];
+    if (conflicts === 0 && isTarget(items)) {
+      conflicts += 1;
+      const reasons = items.map((_, i) => (i === conflictIndex ? 'TransactionConflict' : 'None'));
+      throw new TransactionCanceledException({
+        message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.join(', ')}]`,
+        $metadata: { httpStatusCode: 400 },
+        CancellationReasons: reasons.map((code) => (code === 'None' ? { Code: code } : { Code: code, Message: 'Transaction is ongoing for the item' })),
+      });
+    }
+    return next(args);
+  }, { step: 'build', name: 'conflictOnce' });
+  return {
+    documents: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }),
+    conflicts: () => conflicts,
+    destroy: () => client.destroy(),
+  };
+}
+
 describe('worker fault paths on DynamoDB Local + fauxqs', () => {
   const h = useWorkerHarness();
 
@@ -47,31 +77,17 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     await captureOutput(() => h.drain(queues, h.worker(queues)));
     // GIVEN a DynamoDB client whose first claimed commit is cancelled by a conflicting transaction,
     // exactly as DynamoDB reports one (a credit on the same account committing at that moment)
-    let conflicts = 0;
-    const client = new DynamoDBClient({});
-    client.middlewareStack.add((next) => async (args) => {
-      const items = (args.input as { TransactItems?: { Update?: { UpdateExpression?: string } }[] }).TransactItems ?? [];
-      if (conflicts === 0 && items[0]?.Update?.UpdateExpression?.startsWith('SET #status = :completed')) {
-        conflicts += 1;
-        throw new TransactionCanceledException({
-          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, None, TransactionConflict]',
-          $metadata: { httpStatusCode: 400 },
-          CancellationReasons: items.map((_, i) => (i === 2 ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' } : { Code: 'None' })),
-        });
-      }
-      return next(args);
-    }, { step: 'build', name: 'conflictOnce' });
-    const documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    const failing = conflictOnce((items) => items[0]?.Update?.UpdateExpression?.startsWith('SET #status = :completed') === true, 2);
     const requestsBefore = h.partner.requests();
     try {
       await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, payload: {} }));
       // WHEN the sync runs (and the queue drains, redeliveries included)
-      await captureOutput(() => h.drain(queues, h.worker(queues, { documents })));
+      await captureOutput(() => h.drain(queues, h.worker(queues, { documents: failing.documents })));
     } finally {
-      client.destroy();
+      failing.destroy();
     }
     // THEN the conflict happened, the partner was called once, the job committed once
-    assert.equal(conflicts, 1);
+    assert.equal(failing.conflicts(), 1);
     assert.equal(h.partner.requests() - requestsBefore, 1, 'no second partner call');
     const account = await h.account(accountId);
     assert.equal(account?.version, 2, 'one credit + one sync');
@@ -87,30 +103,17 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 5 } }));
     await captureOutput(() => h.drain(queues, h.worker(queues)));
     // GIVEN a client whose first abandon transaction is cancelled by a conflict, and a partner that answers nonsense
-    let conflicts = 0;
-    const client = new DynamoDBClient({});
-    client.middlewareStack.add((next) => async (args) => {
-      const items = (args.input as { TransactItems?: { Delete?: { Key?: { pk?: { S?: string } } } }[] }).TransactItems ?? [];
-      if (conflicts === 0 && items[0]?.Delete?.Key?.pk?.S?.startsWith('idem#')) {
-        conflicts += 1;
-        throw new TransactionCanceledException({
-          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]',
-          $metadata: { httpStatusCode: 400 },
-          CancellationReasons: [{ Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }, { Code: 'None' }],
-        });
-      }
-      return next(args);
-    }, { step: 'build', name: 'conflictOnAbandon' });
+    const failing = conflictOnce((items) => items[0]?.Delete?.Key?.pk?.S?.startsWith('idem#') === true, 0);
     h.partner.answerNext(accountId, 1, '["not a profile"]');
     try {
       await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, payload: {} }));
       // WHEN the sync is refused and its claim given back
-      await captureOutput(() => h.drain(queues, h.worker(queues, { documents: DynamoDBDocumentClient.from(client) })));
+      await captureOutput(() => h.drain(queues, h.worker(queues, { documents: failing.documents })));
     } finally {
-      client.destroy();
+      failing.destroy();
     }
     // THEN it is dead-lettered, and neither its record nor the account's lock is still held
-    assert.equal(conflicts, 1);
+    assert.equal(failing.conflicts(), 1);
     assert.deepEqual((await h.deadLetters(queues)).map((d) => d.reason), [REASONS.partnerRejected]);
     const control = await h.local.documents.send(new ScanCommand({ TableName: h.tables.control, ConsistentRead: true }));
     const held = (control.Items ?? []).filter((item) => String(item.pk).endsWith(accountId) || item.jobType === JOB_TYPES.syncProfile)
