@@ -131,6 +131,11 @@ export class BallastObservability extends Construct {
         addDeadLetterQueueMaxSizeAlarm: {
           Critical: { ...quietWhenMissing, maxMessageCount: 0, alarmDescriptionOverride: runbook.deadLetters },
         },
+        // The size alarm stays in ALARM while letters wait for replay, so it notifies once; this one
+        // counts the worker's DLQ sends per 5 minutes and notifies again on each new arrival.
+        addDeadLetterQueueMaxIncomingMessagesAlarm: {
+          Critical: { ...quietWhenMissing, maxIncomingMessagesCount: 0, period: Duration.minutes(5), alarmDescriptionOverride: runbook.newDeadLetters },
+        },
       })
       .monitorCustom(segments.workerDeliveries({
         queue: props.jobs.queue, alias: props.worker.alias, functionName: props.worker.function.functionName, timeout: props.workerTimeout,

@@ -123,8 +123,8 @@ describe('BallastObservability: alarms', () => {
   it('every alarm notifies the topic on ALARM and OK, and says what to do first', () => {
     // GIVEN/WHEN dev is synthesized
     const { alarms } = dev.stack.observability;
-    // THEN the ten alarms of the brief plus the new-dead-letters rollback alarm and the repair DLQ's, the worker's own errors alarm included
-    assert.equal(alarms.length, 12);
+    // THEN the ten alarms of the brief, the code-faults rollback alarm, the repair DLQ's and the new-dead-letters one, the worker's own errors alarm included
+    assert.equal(alarms.length, 13);
     assert.ok(alarms.includes(dev.stack.worker.errorsAlarm));
     for (const alarm of alarms) {
       const props = alarmProps(dev, alarm);
@@ -295,6 +295,23 @@ describe('BallastObservability: topic and rollbacks', () => {
       Endpoint: 'oncall@example.com',
       TopicArn: { Ref: logicalId(synth.stack, synth.stack.observability.topic.node.defaultChild) },
     });
+  });
+
+  it('DLQ not empty does not claim to roll anything back; new dead letters notify again on every arrival', () => {
+    // GIVEN/WHEN dev is synthesized
+    const size = alarmBySuffix(dev, '-JobsQueue-DLQ-Queue-Message-Count-Max-Critical').props;
+    const incoming = alarmBySuffix(dev, '-JobsQueue-DLQ-Queue-Incoming-Messages-Count-Max-Critical').props;
+    // THEN the size alarm tells the truth about itself
+    assert.doesNotMatch(size.AlarmDescription, /[Rr]olls? back/);
+    // AND the incoming alarm counts the messages sent to the DLQ per 5 minutes: back to OK between bursts, ALARM (and a notification) on each
+    assert.deepEqual(watched(incoming), {
+      namespace: 'AWS/SQS', metricName: 'NumberOfMessagesSent', stat: 'Sum', period: 300,
+      dimensions: [{ Name: 'QueueName', Value: dev.stack.resolve(dev.stack.jobs.deadLetterQueue.queueName) }],
+    });
+    assert.equal(incoming.ComparisonOperator, 'GreaterThanThreshold');
+    assert.equal(incoming.Threshold, 0);
+    assert.equal(incoming.TreatMissingData, 'notBreaching');
+    assert.match(incoming.AlarmDescription, /Does not roll a deployment back/);
   });
 
   it('the worker deployment group rolls back on its own code faults, p99 and errors — not on dead letters, which bad input also causes', () => {

@@ -5,6 +5,7 @@
  */
 export interface AlarmRunbook {
   readonly deadLetters: string;
+  readonly newDeadLetters: string;
   readonly oldestMessageAge: string;
   readonly throttles: string;
   readonly durationP99: string;
@@ -40,7 +41,10 @@ export function alarmRunbook(t: RunbookThresholds): AlarmRunbook {
     deadLetters: `Jobs are in the dead-letter queue: each failed fatally (invalid envelope or payload, key reused, unknown type...) `
       + `or ran out of retries, and none is retried on its own. First: ${cli('dlq list')} for the reasons (ballast.reason) and `
       + `worker versions, ${cli('dlq show <id>')} for one message; fix the cause, then ${cli('dlq replay --dry-run')} and replay. `
-      + 'Rolls back a worker deployment in progress.',
+      + 'Stays in ALARM while any remains; the new-dead-letters alarm notifies again on every new arrival.',
+    newDeadLetters: `New jobs reached the dead-letter queue in the last 5 minutes (the worker dead-lettered them with a reason). `
+      + `First: ${cli('dlq list --newer-than 15m')} for their reasons and worker versions; a new reason or version points at the cause. `
+      + 'Does not roll a deployment back: bad input and business rules dead-letter jobs too.',
     oldestMessageAge: `The oldest job has waited ${t.oldestMessageAgeSeconds} s or more: the backlog is not draining (worker failing, `
       + `throttled, slow, or at its maximum concurrency). First: ${doctor} (depth, oldest age, receive vs delete rate, errors by version).`,
     throttles: `Lambda throttled the worker: invocations were refused for lack of concurrency, so batches wait and age. First: `
