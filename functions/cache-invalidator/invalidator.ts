@@ -27,9 +27,9 @@ export const MALFORMED_RECORD = 'malformed-record';
  * - Redis unreachable: the change is tried again, backing off, until the invocation is about to
  *   time out (see `outageWait`), so a short outage costs one slow invocation, not the stream's
  *   whole retry budget. Still unreachable then (or any other error applying a change): that
- *   record and every later one in the batch are reported. The mapping retries from the first reported sequence number (it would
- *   re-deliver the later ones anyway), then bisects and finally sends the batch's metadata to its
- *   on-failure destination. Replays are harmless: invalidation is idempotent and order-independent.
+ *   record and every later one in the batch are reported. The mapping retries from the first
+ *   reported sequence number (it would re-deliver the later ones anyway), then bisects and finally
+ *   sends the batch's metadata to its on-failure destination, which the invalidation repair drains. Replays are harmless: invalidation is idempotent and order-independent.
  * - A malformed account record (no usable version): logged as an error and counted as
  *   `CacheInvalidationsSkipped{reason=malformed-record}` (alarm on it), but NOT reported: the same
  *   bytes can never succeed, and reporting would stall every later invalidation of the shard until

@@ -10,9 +10,10 @@ export const MAX_PAYLOAD_DEPTH = 32;
  * deeper than {@link MAX_PAYLOAD_DEPTH} below the payload, or a string or key that is not
  * well-formed Unicode (a lone surrogate, which DynamoDB and most partners reject or mangle).
  * Iterative, so a hostile body cannot exhaust the stack of the walk meant to refuse it.
+ * `rootDepth` places `value` relative to the level that counts (-1 for an envelope around its payload).
  */
-export function jsonBoundsViolation(value: unknown, maxDepth = MAX_PAYLOAD_DEPTH): string | undefined {
-  const pending: [unknown, number, string][] = [[value, 0, '(root)']];
+export function jsonBoundsViolation(value: unknown, maxDepth = MAX_PAYLOAD_DEPTH, rootDepth = 0): string | undefined {
+  const pending: [unknown, number, string][] = [[value, rootDepth, '(root)']];
   for (let next = pending.pop(); next; next = pending.pop()) {
     const [node, depth, path] = next;
     if (typeof node === 'string') {

@@ -22,7 +22,7 @@ export function parseEnvelope(body: string): Envelope {
     throw new InvalidEnvelopeError(`body is not JSON: ${(error as Error).message}`, { cause: error });
   }
   // Before anything walks the body recursively (zod, hashing, marshalling).
-  const violation = jsonBoundsViolation(json, MAX_PAYLOAD_DEPTH + 1);
+  const violation = jsonBoundsViolation(json, MAX_PAYLOAD_DEPTH, -1);
   if (violation) throw new InvalidEnvelopeError(`body ${violation}`);
   const version = VERSION_ONLY.safeParse(json);
   if (!version.success) {

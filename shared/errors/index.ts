@@ -131,6 +131,12 @@ const VALIDATION_REASONS: readonly [RegExp, Reason][] = [
   [/nesting levels|nested levels/i, REASONS.nestingTooDeep],
 ];
 
+/** The {@link RequestRejectedError} for a validation message of DynamoDB's, its reason the limit it names. */
+export function requestRejected(message: string, cause?: unknown): RequestRejectedError {
+  const reason = VALIDATION_REASONS.find(([pattern]) => pattern.test(message))?.[1] ?? REASONS.invalidRequest;
+  return new RequestRejectedError(reason, `request rejected by the service: ${message}`, { cause });
+}
+
 /**
  * Turns anything thrown while processing a record into a {@link BallastError}. Unknown errors are
  * treated as transient: retrying a bug wastes a few receives, dropping a good message loses data.
@@ -139,10 +145,7 @@ const VALIDATION_REASONS: readonly [RegExp, Reason][] = [
 export function classify(error: unknown): BallastError {
   if (error instanceof BallastError) return error;
   // The SDK has no class for it (DynamoDB declares none), so its name is all there is to match.
-  if (error instanceof Error && error.name === 'ValidationException') {
-    const reason = VALIDATION_REASONS.find(([pattern]) => pattern.test(error.message))?.[1] ?? REASONS.invalidRequest;
-    return new RequestRejectedError(reason, `request rejected by the service: ${error.message}`, { cause: error });
-  }
+  if (error instanceof Error && error.name === 'ValidationException') return requestRejected(error.message, error);
   const message = error instanceof Error ? error.message : String(error);
   const reason = isRetryableAwsError(error) ? (isThrottle(error) ? REASONS.throttled : REASONS.dependencyUnavailable) : REASONS.unexpected;
   return new TransientError(reason, message, { cause: error });

@@ -4,7 +4,7 @@ import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withDefaults } from '../options/index.ts';
 import {
-  classify, FencedError, IdempotencyKeyReusedError, JobInProgressError, LockBusyError, REASONS, TransientError, type BallastError,
+  FencedError, IdempotencyKeyReusedError, JobInProgressError, LockBusyError, REASONS, requestRejected, TransientError, type BallastError,
 } from '../errors/index.ts';
 import { acquireLockItem, extendLockItem, lockKey, nextFence, releaseLockItem, type LeaseHold, type LockItem, type TransactItem } from '../lock/index.ts';
 import {
@@ -237,9 +237,7 @@ function transactionError(reasons: readonly CancellationReason[]): BallastError 
   const codes = reasons.map((reason) => reason.Code ?? 'None');
   const context = { cancellationCodes: codes };
   const invalid = reasons.find((reason) => reason.Code === 'ValidationError');
-  if (invalid) {
-    return classify(Object.assign(new Error(invalid.Message ?? 'ValidationError'), { name: 'ValidationException' }));
-  }
+  if (invalid) return requestRejected(invalid.Message ?? 'ValidationError');
   const throttled = codes.some((code) => /Throttl|ProvisionedThroughput/.test(code));
   const reason = throttled ? REASONS.throttled : codes.includes('TransactionConflict') ? REASONS.transactionConflict : REASONS.lockBusy;
   return new TransientError(reason, `transaction cancelled: ${codes.join(', ')}`, { context });
