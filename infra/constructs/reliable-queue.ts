@@ -1,6 +1,7 @@
 import { Construct } from 'constructs';
 import { Duration, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Queue, QueueEncryption, RedrivePermission, type DeadLetterQueue } from 'aws-cdk-lib/aws-sqs';
+import { stackInstanceSuffix } from './physical-name.ts';
 import { BallastConfigError } from './validation.ts';
 
 /** maxReceiveCount below this turns brief throttling into dead letters. */
@@ -123,9 +124,10 @@ export class ReliableQueue extends Construct {
       enforceSSL: true,
       removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
     };
-    // The source queue gets a fixed name so the DLQ's redrive allow policy can name its ARN
-    // without a reference (queue → DLQ → queue would be a dependency cycle).
-    const queueName = `${Names.uniqueResourceName(this, { maxLength: 70, separator: '-' })}${props.fifo ? '.fifo' : ''}`;
+    // The source queue's name is known before it exists, so the DLQ's redrive allow policy can name
+    // its ARN without a reference (queue → DLQ → queue would be a dependency cycle). It ends in the
+    // stack instance's id, so a recreated stack never meets a retained queue of the same name.
+    const queueName = `${Names.uniqueResourceName(this, { maxLength: 52, separator: '-' })}-${stackInstanceSuffix()}${props.fifo ? '.fifo' : ''}`;
     const queueArn = Stack.of(this).formatArn({ service: 'sqs', resource: queueName });
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
       ...common,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { LOCAL_REGION } from '../engines/index.ts';
 
 /** The local values a template's references and attributes resolve to. */
@@ -66,10 +67,21 @@ function ref(id: string, context: ResolutionContext, path: string): unknown {
     case 'AWS::Partition': return 'aws';
     case 'AWS::URLSuffix': return 'amazonaws.com';
     case 'AWS::StackName': return context.stackName;
+    case 'AWS::StackId': return localStackId(context);
     case 'AWS::NoValue': return undefined;
   }
   if (!context.refs.has(id)) throw new UnresolvableError(`${path}: Ref ${id} — the local cloud did not create ${id}`);
   return context.refs.get(id);
+}
+
+/**
+ * A stack id shaped like CloudFormation's (`arn:…:stack/<name>/<uuid>`), derived from the stack's
+ * name so a restarted local cloud resolves the same physical names (which end in part of the id).
+ */
+export function localStackId(context: Pick<ResolutionContext, 'stackName' | 'accountId'>): string {
+  const hex = createHash('sha256').update(context.stackName).digest('hex');
+  const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  return `arn:aws:cloudformation:${LOCAL_REGION}:${context.accountId}:stack/${context.stackName}/${uuid}`;
 }
 
 function getAtt(id: string, attribute: string, context: ResolutionContext, path: string): unknown {

@@ -12,10 +12,32 @@ const logicalId = (element: unknown): string => {
   return Stack.of(cfn).resolve(cfn.logicalId) as string; // after synthesis: includes overrides such as a version's hash
 };
 
+/**
+ * A deploy-time string as text: a plain string as it is, an `Fn::Join` with its literal parts as
+ * they are and its tokens as their JSON. `Fn::Join` nests flatten when CDK builds an ARN, so two
+ * joins are compared by their text, not by their shape.
+ */
+function joined(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  assert.ok(join && join[0] === '', `not a string or an Fn::Join with no separator: ${JSON.stringify(value)}`);
+  return join[1].map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
+}
+
+/**
+ * The first and last groups of the UUID in the stack's id (arn:…:stack/<name>/<uuid>), as the text
+ * {@link joined} gives: unique per stack instance, 8 + 1 + 12 = 21 characters once deployed.
+ */
+const uuidGroup = (index: number) => JSON.stringify({
+  'Fn::Select': [index, { 'Fn::Split': ['-', { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] }] }],
+});
+const STACK_ID_SUFFIX = `${uuidGroup(0)}-${uuidGroup(4)}`;
+const STACK_ID_SUFFIX_LENGTH = 21;
+
 /** Builds a ReliableQueue in an empty stack and returns its template and both queues' resources. */
-function build(props: Partial<ReliableQueueProps> = {}) {
+function build(props: Partial<ReliableQueueProps> = {}, id = 'Jobs') {
   const stack = testStack();
-  const jobs = new ReliableQueue(stack, 'Jobs', { consumerTimeout: Duration.seconds(30), ...props });
+  const jobs = new ReliableQueue(stack, id, { consumerTimeout: Duration.seconds(30), ...props });
   const template = Template.fromStack(stack);
   const resources = template.toJSON().Resources as Record<string, { Properties: Record<string, any>; DeletionPolicy?: string }>;
   const queueId = logicalId(jobs.queue.node.defaultChild);
@@ -32,7 +54,6 @@ describe('ReliableQueue', () => {
         // THEN
         assert.equal(queue.Properties.FifoQueue, fifo ? true : undefined);
         assert.equal(deadLetter.Properties.FifoQueue, fifo ? true : undefined);
-        if (fifo) assert.match(queue.Properties.QueueName, /\.fifo$/);
         assert.equal(queue.Properties.ContentBasedDeduplication, undefined, 'producers set deduplication ids');
         // SQS's redrive is a backstop 3 receives after the consumer's own dead-lettering (at 5)
         assert.deepEqual(queue.Properties.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetterId, 'Arn'] }, maxReceiveCount: 8 });
@@ -40,16 +61,34 @@ describe('ReliableQueue', () => {
         assert.equal(deadLetter.Properties.MessageRetentionPeriod, Duration.days(14).toSeconds());
       });
 
+      it('names the queue after its path and the stack instance, so a recreated stack never meets a retained queue', () => {
+        // GIVEN/WHEN
+        const { queue } = build({ fifo });
+        // THEN not a fixed literal: the name ends in the stack id's suffix${fifo ? ', then .fifo' : ''}
+        assert.notEqual(typeof queue.Properties.QueueName, 'string', 'a deploy-time name, not a literal');
+        const name = joined(queue.Properties.QueueName);
+        assert.ok(name.startsWith('Test-Jobs-'), `${name} starts with the construct path`);
+        assert.ok(name.endsWith(`-${STACK_ID_SUFFIX}${fifo ? '.fifo' : ''}`), `${name} ends in the stack instance suffix${fifo ? ' and .fifo' : ''}`);
+      });
+
+      it('keeps the name within SQS\'s 80 characters however long the construct path', () => {
+        // GIVEN/WHEN a path far beyond 80 characters
+        const { queue } = build({ fifo }, 'Jobs'.repeat(30));
+        // THEN the literal part leaves room for the stack id's suffix${fifo ? ' and .fifo' : ''}
+        const name = joined(queue.Properties.QueueName);
+        assert.ok(name.endsWith(`${STACK_ID_SUFFIX}${fifo ? '.fifo' : ''}`), name);
+        const literal = name.slice(0, name.indexOf(STACK_ID_SUFFIX));
+        assert.ok(literal.length + STACK_ID_SUFFIX_LENGTH + (fifo ? 5 : 0) <= 80, `${literal.length} + ${STACK_ID_SUFFIX_LENGTH}${fifo ? ' + 5' : ''} characters`);
+      });
+
       it('lets only this queue redrive into its DLQ', () => {
         // GIVEN/WHEN
         const { queue, deadLetter } = build({ fifo });
-        // THEN the allow policy names the source queue's own ARN
+        // THEN the allow policy names the source queue's own ARN, built from the same name
         assert.equal(deadLetter.Properties.RedriveAllowPolicy.redrivePermission, 'byQueue');
         const sources = deadLetter.Properties.RedriveAllowPolicy.sourceQueueArns;
         assert.equal(sources.length, 1);
-        assert.deepEqual(sources[0], {
-          'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:sqs:eu-west-1:123456789012:${queue.Properties.QueueName}`]],
-        });
+        assert.equal(joined(sources[0]), `arn:${JSON.stringify({ Ref: 'AWS::Partition' })}:sqs:eu-west-1:123456789012:${joined(queue.Properties.QueueName)}`);
       });
 
       it('encrypts both queues and denies requests without TLS on both', () => {
