@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { checkCache } from '../../shared/operations/cache.ts';
+import { cacheTarget, checkCache } from '../../shared/operations/cache.ts';
 import { EXIT } from '../errors.ts';
 import { line, printJson } from '../io.ts';
 import { positiveInteger, withContext, type CommandEnvironment } from './shared.ts';
@@ -13,7 +13,7 @@ export function cacheCommand(env: CommandEnvironment): Command {
     .option('--json', 'print JSON', false)
     .action(async (flags: { sample: number; repair: boolean; json: boolean }, command: Command) => withContext(command, env, async (context) => {
       const report = await checkCache({
-        cacheUrl: context.cacheUrl, cluster: context.stack.cacheCluster, documents: context.clients.documents,
+        ...await cacheTarget(context), documents: context.clients.documents,
         stateTableName: context.stack.outputs.StateTableName, sample: flags.sample, repair: flags.repair,
       });
       if (flags.json) printJson(env.io, report);

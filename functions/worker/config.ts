@@ -1,3 +1,5 @@
+import { cacheConnectionFromEnv, type CacheAuthConfig } from '../../shared/cache/index.ts';
+
 /** The worker's settings, all from environment variables the CDK stack (or local cloud) sets. */
 export interface WorkerConfig {
   readonly stateTableName: string;
@@ -12,8 +14,15 @@ export interface WorkerConfig {
   readonly deadlineMarginMs: number;
   /** First retry delay; later ones grow exponentially with the receive count. */
   readonly retryBaseDelaySeconds: number;
-  /** The cache endpoint, checked by the readiness probe when set. */
+  /**
+   * The cache endpoint (`BALLAST_CACHE_URL`), checked by the readiness probe when set, through the
+   * same client settings as the functions that use the cache (`cacheCluster`, `cacheAuth`).
+   */
   readonly cacheUrl?: string;
+  /** `BALLAST_CACHE_CLUSTER`, read when `BALLAST_CACHE_URL` is set. @default false */
+  readonly cacheCluster?: boolean;
+  /** `BALLAST_CACHE_AUTH` and its variables, read when `BALLAST_CACHE_URL` is set. @default { mode: 'none' } */
+  readonly cacheAuth?: CacheAuthConfig;
 }
 
 /**
@@ -46,7 +55,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
     concurrency: integer('RECORD_CONCURRENCY', 10, 1),
     deadlineMarginMs: integer('DEADLINE_MARGIN_MS', 5_000, 0),
     retryBaseDelaySeconds: integer('RETRY_BASE_DELAY_SECONDS', 2, 1),
-    ...(env.BALLAST_CACHE_URL ? { cacheUrl: env.BALLAST_CACHE_URL } : {}),
+    ...(env.BALLAST_CACHE_URL ? cacheConnectionFromEnv(env, problems) : {}),
   };
   if (problems.length > 0) throw new Error(`worker configuration: ${problems.join('; ')}`);
   return config;

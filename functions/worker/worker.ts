@@ -5,7 +5,8 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { sqsJobBatch, type JobHandler } from '../../shared/batch/index.ts';
-import { envelopeChecks, pingCache, readinessProbe, type ReadinessCheck } from '../../shared/readiness/index.ts';
+import { cacheConnectionOptions } from '../../shared/cache/index.ts';
+import { envelopeChecks, pingCache, readinessProbe, type CachePingTarget, type ReadinessCheck } from '../../shared/readiness/index.ts';
 import { IdempotencyStore } from '../../shared/idempotency/index.ts';
 import { createObservability, type Observability } from '../../shared/observability/index.ts';
 import type { WorkerConfig } from './config.ts';
@@ -34,8 +35,12 @@ export function createWorker(deps: WorkerDependencies) {
     nowMs: deps.nowMs,
   });
   const jobs = deps.jobs ?? accountJobs({ stateTableName: config.stateTableName, partnerApiUrl: config.partnerApiUrl, nowMs: deps.nowMs });
+  // Once per container, like the cache-using functions' client (and its IAM token source).
+  const cache: CachePingTarget | undefined = config.cacheUrl
+    ? cacheConnectionOptions({ cacheUrl: config.cacheUrl, cacheCluster: config.cacheCluster ?? false, cacheAuth: config.cacheAuth ?? { mode: 'none' } })
+    : undefined;
   return middy<SQSEvent, SQSBatchResponse>()
-    .use(readinessProbe(() => readinessChecks(deps, jobs)) as unknown as MiddlewareObj<SQSEvent, SQSBatchResponse>)
+    .use(readinessProbe(() => readinessChecks(deps, jobs, cache)) as unknown as MiddlewareObj<SQSEvent, SQSBatchResponse>)
     .use(sqsJobBatch({
     jobs,
     store,
@@ -51,7 +56,7 @@ export function createWorker(deps: WorkerDependencies) {
 }
 
 /** What a new version must reach and parse before it takes traffic. */
-function readinessChecks(deps: WorkerDependencies, jobs: readonly JobHandler[]): ReadinessCheck[] {
+function readinessChecks(deps: WorkerDependencies, jobs: readonly JobHandler[], cache: CachePingTarget | undefined): ReadinessCheck[] {
   const { config } = deps;
   const table = (name: string, tableName: string): ReadinessCheck => ({
     name,
@@ -64,7 +69,7 @@ function readinessChecks(deps: WorkerDependencies, jobs: readonly JobHandler[]):
       name: 'sqs dead-letter queue',
       run: async () => void (await deps.sqs.send(new GetQueueAttributesCommand({ QueueUrl: config.deadLetterQueueUrl, AttributeNames: ['QueueArn'] }))),
     },
-    ...(config.cacheUrl ? [{ name: 'cache', run: () => pingCache(config.cacheUrl as string) }] : []),
+    ...(cache ? [{ name: 'cache', run: () => pingCache(cache) }] : []),
     ...envelopeChecks((type, payload) => {
       const job = jobs.find((candidate) => candidate.type === type);
       if (!job) throw new Error(`no handler for the sample's job type ${type}`);

@@ -59,9 +59,9 @@ export interface ProvisionOptions {
 }
 
 /**
- * Variables the local cloud changes after resolving a function's environment: the one thing not
- * emulated is TLS and cluster mode of ElastiCache Serverless — the local redis-server is a plain,
- * single node.
+ * Variables the local cloud changes after resolving a function's environment: what is not
+ * emulated is TLS, cluster mode and IAM auth of ElastiCache Serverless — the local redis-server is
+ * a plain, single node without users.
  */
 function localOverrides(environment: Record<string, string>, redisPort: number): Record<string, string> {
   const out = { ...environment };
@@ -69,6 +69,9 @@ function localOverrides(environment: Record<string, string>, redisPort: number):
     if (value.startsWith(`rediss://127.0.0.1:${redisPort}`)) out[key] = value.replace('rediss://', 'redis://');
   }
   if ('BALLAST_CACHE_CLUSTER' in out) out.BALLAST_CACHE_CLUSTER = 'false';
+  // ElastiCache's IAM auth has no local counterpart: the local redis-server has only its
+  // passwordless default user, and a token signed with local credentials would mean nothing to it.
+  if ('BALLAST_CACHE_AUTH' in out) out.BALLAST_CACHE_AUTH = 'none';
   return out;
 }
 
@@ -88,7 +91,8 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
   for (const [id, r] of of('AWS::SQS::Queue')) {
     const p = props(r);
     const fifo = p.FifoQueue === true || p.FifoQueue === 'true';
-    const name = typeof p.QueueName === 'string' ? p.QueueName : `${stack.stackName}-${id}${fifo ? '.fifo' : ''}`;
+    // A name may be an expression (e.g. ending in part of the stack id); pseudo parameters resolve already.
+    const name = p.QueueName !== undefined ? String(resolve(p.QueueName, context)) : `${stack.stackName}-${id}${fifo ? '.fifo' : ''}`;
     const url = `${options.sqsEndpoint}/${LOCAL_ACCOUNT}/${name}`;
     refs.set(id, url);
     attributes.set(id, { Arn: arn('sqs', name), QueueName: name, QueueUrl: url });

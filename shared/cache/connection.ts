@@ -41,6 +41,21 @@ export interface CacheConnectionOptions {
    * @default - errors are dropped; failures of commands still reach their callers
    */
   readonly onError?: (error: Error) => void;
+  /**
+   * Credentials that expire, such as ElastiCache IAM auth tokens: `password()` is asked again for
+   * every connection attempt (the first, each reconnect, each cluster node), never cached by the
+   * client, so a reconnect after a long pause — a Lambda thawed after 20 minutes — authenticates
+   * with a token that is still valid. Mutually exclusive with credentials in `url`.
+   * @default - the user and password in `url`, if any
+   */
+  readonly auth?: CacheAuth;
+}
+
+/** A user whose password changes over time; see {@link CacheConnectionOptions.auth}. */
+export interface CacheAuth {
+  readonly username: string;
+  /** The password to send now. Synchronous: ioredis reads it while it builds the `AUTH`/`HELLO`. */
+  readonly password: () => string;
 }
 
 const defaults = { cluster: false, connectTimeoutMs: 1_000, commandTimeoutMs: 500, maxReconnectDelayMs: 2_000, connectionName: 'ballast' };
@@ -62,6 +77,9 @@ export function createCacheClient(options: CacheConnectionOptions): CacheClient 
     if (!(merged[field] > 0)) throw new CacheConfigurationError(`createCacheClient: ${field} must be > 0, got ${merged[field]}`);
   }
   const target = parseCacheUrl(merged.url);
+  if (merged.auth && (target.username !== undefined || target.password !== undefined)) {
+    throw new CacheConfigurationError('createCacheClient: credentials are given both in url and in auth: keep one of them (the url without user:password@, for IAM auth)');
+  }
   const retry = (times: number) => Math.min(50 * 2 ** Math.min(times, 16), merged.maxReconnectDelayMs);
   const common = {
     username: target.username,
@@ -84,7 +102,41 @@ export function createCacheClient(options: CacheConnectionOptions): CacheClient 
     })
     : new Redis({ ...common, host: target.host, port: target.port, db: target.db, lazyConnect: true, enableOfflineQueue: false, retryStrategy: retry });
   client.on('error', (error: Error) => merged.onError?.(error));
+  if (merged.auth) useFreshPasswords(client, merged.auth, (error) => merged.onError?.(error));
   return client;
+}
+
+/**
+ * Makes every connection of `client` authenticate with a password asked from `auth` at that
+ * moment. ioredis reads `options.password` once per connection attempt, in `Redis#connect` (which
+ * builds the `AUTH`/`HELLO` arguments from it, for the first connect and every reconnect alike),
+ * so `options.password` becomes a getter. A `Cluster` copies its `redisOptions` into its
+ * connection pool at construction and each node copies them again at creation (reading the
+ * getter once), and nodes are created lazily (`lazyConnect`) and announced with `+node` before
+ * they connect: the getter is installed on each new node there, and on the cluster's own
+ * `redisOptions`, which `duplicate()` reads.
+ */
+function useFreshPasswords(client: CacheClient, auth: CacheAuth, onError: (error: Error) => void): void {
+  const password = () => {
+    try {
+      return auth.password();
+    } catch (cause) {
+      // Never throw inside ioredis' connect (it would stay "connecting" forever): this attempt
+      // fails AUTH instead, and the next reconnect asks again.
+      onError(new CacheConfigurationError(`cache auth: no password for ${auth.username}: ${(cause as Error).message}`, { cause }));
+      return '';
+    }
+  };
+  const install = (options: RedisOptions) => {
+    options.username = auth.username;
+    Object.defineProperty(options, 'password', { get: password, enumerable: true, configurable: true });
+  };
+  if (client instanceof Cluster) {
+    install(client.options.redisOptions ?? (client.options.redisOptions = {}));
+    client.on('+node', (node: Redis) => install(node.options));
+  } else {
+    install(client.options);
+  }
 }
 
 /**

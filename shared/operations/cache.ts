@@ -1,11 +1,34 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { AccountCache, createCacheClient, type ReconcileReport } from '../cache/index.ts';
+import { AccountCache, createCacheClient, iamAuthToken, type CacheAuth, type ReconcileReport } from '../cache/index.ts';
 import { createObservability } from '../observability/index.ts';
+import type { OpsContext } from './context.ts';
 import { StackUnreachableError } from './errors.ts';
 
-export interface CacheCheckOptions {
+/** Where the stack's cache is and how to authenticate to it. */
+export interface CacheTarget {
   readonly cacheUrl: string | undefined;
   readonly cluster: boolean;
+  /** @default - no authentication (the local redis-server) */
+  readonly auth?: CacheAuth;
+}
+
+/**
+ * The stack's cache as the operator reaches it: on AWS (the `CacheName` and `CacheUserId` outputs)
+ * as the functions' IAM-enabled user, with tokens signed from the operator's own credentials — who
+ * needs `elasticache:Connect` on the cache and on that user — and run from inside the stack's VPC.
+ */
+export async function cacheTarget(context: OpsContext): Promise<CacheTarget> {
+  const { CacheName: cacheName, CacheUserId: userId } = context.stack.outputs;
+  const base = { cacheUrl: context.cacheUrl, cluster: context.stack.cacheCluster };
+  // The local cloud's redis-server knows no IAM (its functions run with BALLAST_CACHE_AUTH=none).
+  if (!cacheName || !userId || context.stack.source === 'local-file') return base;
+  const config = context.clients.elasticache.config;
+  const [credentials, region] = await Promise.all([config.credentials(), config.region()]);
+  const token = iamAuthToken({ cacheName, userId, region, credentials: () => credentials });
+  return { ...base, auth: { username: userId, password: () => token.token() } };
+}
+
+export interface CacheCheckOptions extends CacheTarget {
   readonly documents: DynamoDBDocumentClient;
   readonly stateTableName: string;
   /** @default 100 */
@@ -22,7 +45,9 @@ export interface CacheCheckOptions {
  */
 export async function checkCache(options: CacheCheckOptions): Promise<ReconcileReport> {
   if (!options.cacheUrl) throw new StackUnreachableError('the stack has no CacheUrl output and BALLAST_CACHE_URL is not set');
-  const redis = createCacheClient({ url: options.cacheUrl, cluster: options.cluster, connectionName: 'ballast-cli', onError: () => undefined });
+  const redis = createCacheClient({
+    url: options.cacheUrl, cluster: options.cluster, auth: options.auth, connectionName: 'ballast-cli', onError: () => undefined,
+  });
   const cache = new AccountCache({
     redis,
     documents: options.documents,

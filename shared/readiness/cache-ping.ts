@@ -1,28 +1,42 @@
-import { connect as connectTcp } from 'node:net';
-import { connect as connectTls } from 'node:tls';
+import { connectCacheClient, createCacheClient, type CacheConnectionOptions } from '../cache/connection.ts';
+
+/** Where the cache is and how to reach it: what the cache-using functions connect with. */
+export type CachePingTarget = Pick<CacheConnectionOptions, 'url' | 'cluster' | 'auth'>;
 
 /**
- * Sends one RESP `PING` to a Redis/Valkey URL (`redis://` plain, `rediss://` TLS) and resolves on
- * `+PONG`. A readiness check only needs to know the endpoint answers, without a client library.
+ * Connects to the cache the way the functions that use it do (same client: TLS for `rediss://`,
+ * cluster discovery, the same credentials — an IAM token when `auth` is set) and resolves on a
+ * `PONG`, so a readiness check proves the endpoint answers *and* admits this function. The client
+ * is disconnected afterwards, answer or not.
+ *
+ * @param timeoutMs - the longest the connection and the `PING` may each take. @default 2_000
  */
-export function pingCache(url: string, timeoutMs = 2_000): Promise<void> {
-  const target = new URL(url);
-  const port = Number(target.port || 6379);
-  const host = target.hostname;
-  return new Promise((resolve, reject) => {
-    const socket = target.protocol === 'rediss:' ? connectTls({ host, port, servername: host }) : connectTcp({ host, port });
-    const timer = setTimeout(() => socket.destroy(new Error(`cache ${host}:${port} did not answer within ${timeoutMs} ms`)), timeoutMs);
-    socket.once(target.protocol === 'rediss:' ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => {
-      clearTimeout(timer);
-      socket.end();
-      const reply = data.toString('utf8');
-      if (reply.startsWith('+PONG')) resolve();
-      else reject(new Error(`cache answered ${reply.trim()}`));
-    });
-    socket.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
+export async function pingCache(target: CachePingTarget, timeoutMs = 2_000): Promise<void> {
+  let lastError: Error | undefined;
+  const client = createCacheClient({
+    ...target,
+    connectTimeoutMs: timeoutMs,
+    commandTimeoutMs: timeoutMs,
+    connectionName: 'ballast-readiness',
+    onError: (error) => (lastError = error),
   });
+  try {
+    await connectCacheClient(client, timeoutMs);
+    const reply = await client.ping();
+    if (reply !== 'PONG') throw new Error(`cache answered ${reply}`);
+  } catch (error) {
+    const reason = lastError && lastError !== error ? ` (${lastError.message})` : '';
+    throw new Error(`cache ${hostOf(target.url)} did not answer PING: ${(error as Error).message}${reason}`, { cause: error });
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** `host:port` of the URL, never its credentials. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'with an unparsable url';
+  }
 }

@@ -65,4 +65,4 @@ export function readinessProbe(checks: () => readonly ReadinessCheck[]): Middlew
   };
   return { before: readinessProbeMiddlewareBefore };
 }
-export { pingCache } from './cache-ping.ts';
+export { pingCache, type CachePingTarget } from './cache-ping.ts';

@@ -74,3 +74,117 @@ describe('least privilege: what the functions may do to the tables', () => {
       new Set(['dynamodb:GetShardIterator', 'dynamodb:GetRecords', 'dynamodb:GetItem']));
   });
 });
+
+describe('cache access: IAM-authenticated users only, names unique per stack instance', () => {
+  type Resource = { Type: string; Properties: Record<string, unknown> };
+  const resourcesOf = (template: ReturnType<typeof synthStack>['template'], type: string) =>
+    Object.entries(template.toJSON().Resources as Record<string, Resource>).filter(([, r]) => r.Type === type);
+  const CACHE_FUNCTIONS = ['CacheInvalidator', 'InvalidationRepair', 'ReadApi', 'WorkerFunction'];
+
+  for (const env of ENVIRONMENT_NAMES) {
+    it(`${env}: the cache admits its user group only, whose functions' user authenticates with IAM; the default user is disabled`, () => {
+      // GIVEN/WHEN the environment's stack
+      const { template } = synthStack(env);
+      const [[, user]] = resourcesOf(template, 'AWS::ElastiCache::User').filter(([, r]) => r.Properties.UserName !== 'default') as [[string, Resource]];
+      const [defaultUser] = resourcesOf(template, 'AWS::ElastiCache::User').filter(([, r]) => r.Properties.UserName === 'default');
+      const [[, group]] = resourcesOf(template, 'AWS::ElastiCache::UserGroup') as [[string, Resource]];
+      const [[, cache]] = resourcesOf(template, 'AWS::ElastiCache::ServerlessCache') as [[string, Resource]];
+      // THEN the functions' user is an IAM user (UserName = UserId, as IAM auth requires) limited to ballast's keys
+      assert.deepEqual(user.Properties.AuthenticationMode, { Type: 'iam' });
+      assert.equal(user.Properties.Engine, 'valkey');
+      assert.deepEqual(user.Properties.UserName, user.Properties.UserId);
+      assert.match(String(user.Properties.AccessString), /^on ~account:\* -@all \+/);
+      assert.doesNotMatch(String(user.Properties.AccessString), /\+@|allcommands|allkeys|flushall|~\*|&/i, 'no command category, key wildcard or channel');
+      // AND the group holds it and a disabled default user whose password is no template literal
+      assert.ok(defaultUser, 'every user group needs a user named default');
+      assert.equal(defaultUser[1].Properties.AccessString, 'off -@all');
+      assert.match(JSON.stringify(defaultUser[1].Properties.AuthenticationMode), /\{\{resolve:secretsmanager:/);
+      assert.deepEqual(group.Properties.Engine, 'valkey');
+      assert.deepEqual(group.Properties.UserIds, [user.Properties.UserId, defaultUser[1].Properties.UserId]);
+      // AND the cache uses that group
+      assert.deepEqual(cache.Properties.UserGroupId, group.Properties.UserGroupId);
+    });
+  }
+
+  it('the cache, user and group names are no fixed literal: they end in the stack id and fit ElastiCache\'s 40 characters', () => {
+    // GIVEN/WHEN the prod stack
+    const { template } = synthStack('prod');
+    const [[, cache]] = resourcesOf(template, 'AWS::ElastiCache::ServerlessCache') as [[string, Resource]];
+    const names = [
+      cache.Properties.ServerlessCacheName,
+      ...resourcesOf(template, 'AWS::ElastiCache::User').map(([, r]) => r.Properties.UserId),
+      ...resourcesOf(template, 'AWS::ElastiCache::UserGroup').map(([, r]) => r.Properties.UserGroupId),
+    ];
+    for (const name of names) {
+      // THEN each is an expression over AWS::StackId (Fn::Select of its Fn::Split), not a string
+      assert.notEqual(typeof name, 'string', JSON.stringify(name));
+      const json = JSON.stringify(name);
+      assert.ok(json.includes('"Fn::Select"') && json.includes('{"Ref":"AWS::StackId"}'), json);
+      // AND with a CloudFormation stack id's UUID in place, a valid ElastiCache name of at most 40 characters
+      const resolved = resolveWithStackId(name, 'arn:aws:cloudformation:eu-west-1:123456789012:stack/ballast-prod/e722ae60-fe62-11e8-9a0e-0ae8cc519968');
+      assert.match(resolved, /^[a-z](?!.*--)[a-z0-9-]{0,38}[a-z0-9]$/, resolved);
+    }
+    assert.match(resolveWithStackId(cache.Properties.ServerlessCacheName, 'arn:aws:cloudformation:eu-west-1:1:stack/s/e722ae60-fe62-11e8-9a0e-0ae8cc519968'),
+      /^ballast-[0-9a-f]{8}-e722ae60-0ae8cc519968$/);
+  });
+
+  it('the cache\'s name changes with its subnets (a replacement gets a new name), and with nothing else', () => {
+    // GIVEN the dev stack, and the same stack with another subnet layout or other usage limits
+    const nameOf = (template: ReturnType<typeof synthStack>['template']) =>
+      JSON.stringify((resourcesOf(template, 'AWS::ElastiCache::ServerlessCache')[0]![1]).Properties.ServerlessCacheName);
+    const dev = nameOf(synthStack('dev').template);
+    // WHEN / THEN
+    assert.notEqual(nameOf(synthStack('dev', (c) => ({ ...c, network: { ...c.network, maxAzs: 3 } })).template), dev);
+    assert.equal(nameOf(synthStack('dev', (c) => ({ ...c, cache: { ...c.cache, maxEcpuPerSecond: 200_000 } })).template), dev);
+  });
+
+  for (const env of ENVIRONMENT_NAMES) {
+    it(`${env}: each cache-using function may elasticache:Connect to exactly the cache and its user, and has BALLAST_CACHE_AUTH=iam`, () => {
+      // GIVEN/WHEN the environment's stack
+      const { template } = synthStack(env);
+      const [[cacheId, cache]] = resourcesOf(template, 'AWS::ElastiCache::ServerlessCache') as [[string, Resource]];
+      const [[userId, user]] = resourcesOf(template, 'AWS::ElastiCache::User').filter(([, r]) => r.Properties.UserName !== 'default') as [[string, Resource]];
+      const policies = resourcesOf(template, 'AWS::IAM::Policy');
+      const connectStatements = (roleId: string) => policies
+        .filter(([, p]) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
+        .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement)
+        .filter((s) => [s.Action].flat().some((a) => a.startsWith('elasticache:')));
+      const cacheUsers = resourcesOf(template, 'AWS::Lambda::Function')
+        .filter(([, fn]) => (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.BALLAST_CACHE_URL);
+      // THEN the cache-using functions are exactly the four
+      assert.deepEqual(cacheUsers.map(([id]) => CACHE_FUNCTIONS.find((prefix) => id.startsWith(prefix))).sort(), CACHE_FUNCTIONS);
+      for (const [id, fn] of cacheUsers) {
+        // AND each connects with IAM, as the user, to the cache by name
+        const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+        assert.equal(variables.BALLAST_CACHE_AUTH, 'iam', id);
+        assert.equal(variables.BALLAST_CACHE_CLUSTER, 'true', id);
+        assert.deepEqual(variables.BALLAST_CACHE_USER, user.Properties.UserId, id);
+        assert.deepEqual(variables.BALLAST_CACHE_NAME, cache.Properties.ServerlessCacheName, id);
+        // AND its role may connect to exactly the cache and the user
+        const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+        const statements = connectStatements(roleId);
+        assert.deepEqual(statements.map((s) => s.Action), ['elasticache:Connect'], id);
+        assert.deepEqual(statements[0]?.Resource, [{ 'Fn::GetAtt': [cacheId, 'ARN'] }, { 'Fn::GetAtt': [userId, 'Arn'] }], id);
+      }
+      // AND no other role may connect
+      const allConnect = policies.flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement)
+        .filter((s) => [s.Action].flat().includes('elasticache:Connect'));
+      assert.equal(allConnect.length, cacheUsers.length);
+    });
+  }
+});
+
+/** Evaluates the Fn::Join / Fn::Select / Fn::Split / Ref AWS::StackId subset the cache's names use. */
+function resolveWithStackId(value: unknown, stackId: string): string {
+  const evaluate = (v: unknown): unknown => {
+    if (typeof v === 'string' || Array.isArray(v)) return Array.isArray(v) ? v.map(evaluate) : v;
+    const [[fn, args]] = Object.entries(v as Record<string, unknown>) as [[string, unknown]];
+    if (fn === 'Ref' && args === 'AWS::StackId') return stackId;
+    const [a, b] = args as [unknown, unknown];
+    if (fn === 'Fn::Join') return (evaluate(b) as string[]).join(a as string);
+    if (fn === 'Fn::Split') return String(evaluate(b)).split(a as string);
+    if (fn === 'Fn::Select') return (evaluate(b) as unknown[])[Number(a)];
+    throw new Error(`unexpected ${fn} in a cache name`);
+  };
+  return String(evaluate(value));
+}

@@ -9,7 +9,7 @@ import { createObservability } from '../../shared/observability/index.ts';
 describe('cache configuration', () => {
   it('reads the function settings from the environment', () => {
     assert.deepEqual(cacheConfigFromEnv({ STATE_TABLE_NAME: 'state', BALLAST_CACHE_URL: 'rediss://cache:6379', BALLAST_CACHE_CLUSTER: 'true', AWS_LAMBDA_FUNCTION_VERSION: '12' }), {
-      stateTableName: 'state', cacheUrl: 'rediss://cache:6379', cacheCluster: true, workerVersion: '12',
+      stateTableName: 'state', cacheUrl: 'rediss://cache:6379', cacheCluster: true, cacheAuth: { mode: 'none' }, workerVersion: '12',
     });
   });
 

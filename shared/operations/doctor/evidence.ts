@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReconcileReport } from '../../cache/index.ts';
 import { METRICS } from '../../observability/index.ts';
 import type { OpsContext } from '../context.ts';
-import { checkCache } from '../cache.ts';
+import { cacheTarget, checkCache } from '../cache.ts';
 import { scanControlTable, type ControlTableScan } from '../control-table.ts';
 import { listDeadLetters, type DlqListing } from '../dlq.ts';
 import type { AlarmState, MetricsAnswer } from '../metrics.ts';
@@ -86,7 +86,7 @@ export async function gatherEvidence(context: OpsContext, options: DoctorOptions
     reader.alarms(context.stack.alarmPrefix),
     attempt(() => scanControlTable(documents, outputs.ControlTableName, nowMs, { graceMs: o.lockGraceMs })),
     attempt(() => listDeadLetters({ sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl, defaultSourceQueueUrl: outputs.JobsQueueUrl }, {}, o.dlqSample)),
-    attempt(() => checkCache({ cacheUrl: context.cacheUrl, cluster: context.stack.cacheCluster, documents, stateTableName: outputs.StateTableName, sample: o.cacheSample })),
+    attempt(async () => checkCache({ ...await cacheTarget(context), documents, stateTableName: outputs.StateTableName, sample: o.cacheSample })),
     outputs.InvalidatorFunctionName
       ? reader.maximum('AWS/Lambda', 'IteratorAge', [{ Name: 'FunctionName', Value: outputs.InvalidatorFunctionName }], w)
       : Promise.resolve({ ok: false as const, why: 'the stack has no InvalidatorFunctionName output' }),
