@@ -18,7 +18,9 @@ export type CloudWatchEndpoint = LocalEndpoint;
  * - `ListMetrics` (namespace `Ballast`): one metric per seen value of each single dimension
  *   (`service`, `workerVersion`, `reason`), because the collector keeps per-dimension totals;
  * - `GetMetricData`: one datapoint "now" holding the total since the cloud started (the collector
- *   keeps no time series), `Maximum`/`pNN` from its samples;
+ *   keeps no time series, so `StartTime`/`EndTime` select nothing), `Maximum`/`pNN` from its
+ *   samples; the request is still checked as CloudWatch checks it (`StartTime` before `EndTime`,
+ *   each `MetricStat` with a `Period` of 1, 5, 10, 20, 30 or a multiple of 60 seconds);
  * - `DescribeAlarms`: no alarms (alarms are not emulated).
  *
  * Other namespaces (AWS/SQS, AWS/Lambda) have no data: callers fall back to what the queues and
@@ -41,8 +43,11 @@ async function handle(metrics: MetricsCollector, request: IncomingMessage, respo
   switch (operation) {
     case 'ListMetrics':
       return reply(response, 200, { Metrics: listMetrics(metrics, input) });
-    case 'GetMetricData':
+    case 'GetMetricData': {
+      const invalid = invalidGetMetricData(input);
+      if (invalid) return reply(response, 400, invalid);
       return reply(response, 200, { MetricDataResults: getMetricData(metrics, input), Messages: [] });
+    }
     case 'DescribeAlarms':
       return reply(response, 200, { MetricAlarms: [], CompositeAlarms: [] });
     default:
@@ -65,7 +70,30 @@ function listMetrics(metrics: MetricsCollector, input: Record<string, unknown>):
 
 interface Query {
   readonly Id: string;
-  readonly MetricStat?: { Metric?: Partial<Metric>; Stat?: string };
+  readonly MetricStat?: { Metric?: Partial<Metric>; Stat?: string; Period?: number };
+}
+
+/** CloudWatch's own checks of a GetMetricData request, as its error body; undefined when valid. */
+function invalidGetMetricData(input: Record<string, unknown>): { __type: string; message: string } | undefined {
+  const { StartTime: start, EndTime: end } = input;
+  if (start === undefined || end === undefined) return { __type: 'MissingParameter', message: 'StartTime and EndTime are required' };
+  if (!(seconds(start) < seconds(end))) return { __type: 'InvalidParameterValue', message: 'The parameter StartTime must be less than the parameter EndTime.' };
+  for (const query of (input.MetricDataQueries ?? []) as Query[]) {
+    const period = query.MetricStat?.Period;
+    if (query.MetricStat && (period === undefined || !validPeriod(period))) {
+      return { __type: 'InvalidParameterValue', message: `The parameter MetricDataQueries.member.${query.Id}.MetricStat.Period must be 1, 5, 10, 20, 30 or a multiple of 60; got ${String(period)}.` };
+    }
+  }
+  return undefined;
+}
+
+function validPeriod(period: number): boolean {
+  return Number.isInteger(period) && period > 0 && ([1, 5, 10, 20, 30].includes(period) || period % 60 === 0);
+}
+
+/** A timestamp as the SDK sends it (epoch seconds) or as text. */
+function seconds(value: unknown): number {
+  return typeof value === 'number' ? value : Date.parse(String(value)) / 1000;
 }
 
 function getMetricData(metrics: MetricsCollector, input: Record<string, unknown>): unknown[] {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenLocal, readBody, type LocalEndpoint } from '../http.ts';
 
-const TARGET = 'CodeDeploy_20141006.PutLifecycleEventHookExecutionStatus';
+const TARGET_PREFIX = 'CodeDeploy_20141006.';
 
 /** A lifecycle hook's verdict as the hook reported it. */
 export interface HookStatus {
@@ -10,35 +10,82 @@ export interface HookStatus {
   readonly status: string;
 }
 
+/** A deployment the endpoint answers `GetDeployment` for. */
+export interface LocalDeployment {
+  readonly deploymentId: string;
+  /** When the deployment was created (the start of its canary window), epoch ms. */
+  readonly createTimeMs: number;
+  /** @default 'ballast-local' */
+  readonly applicationName?: string;
+  /** @default 'ballast-local-worker' */
+  readonly deploymentGroupName?: string;
+  /** @default 'InProgress' */
+  readonly status?: string;
+}
+
 export interface CodeDeployEndpoint extends LocalEndpoint {
   /** Resolves with the status reported for `executionId`, or rejects after `timeoutMs`. */
   statusOf(executionId: string, timeoutMs: number): Promise<HookStatus>;
+  /** Makes `GetDeployment` answer for `deployment.deploymentId` (replacing an earlier one). */
+  registerDeployment(deployment: LocalDeployment): void;
 }
 
 /**
- * The one CodeDeploy call a lifecycle hook makes, `PutLifecycleEventHookExecutionStatus` (AWS JSON
- * 1.1), recorded so the local cloud can run the stack's pre-traffic hooks the way a deployment
- * does and read their verdicts. Hooks reach it through `AWS_ENDPOINT_URL_CODEDEPLOY`.
+ * The CodeDeploy calls a lifecycle hook makes (AWS JSON 1.1), so the local cloud can run the
+ * stack's hooks the way a deployment does and read their verdicts. Hooks reach it through
+ * `AWS_ENDPOINT_URL_CODEDEPLOY`.
+ *
+ * - `PutLifecycleEventHookExecutionStatus`: recorded, readable with `statusOf`;
+ * - `GetDeployment`: answers the deployments registered with `registerDeployment` (`createTime`
+ *   in epoch seconds, as CodeDeploy sends it); any other id is `DeploymentDoesNotExistException`.
+ *
+ * @example
+ * const codeDeploy = await serveCodeDeploy();
+ * codeDeploy.registerDeployment({ deploymentId: 'd-LOCAL1', createTimeMs: Date.now() });
  */
 export async function serveCodeDeploy(port = 0): Promise<CodeDeployEndpoint> {
   const statuses = new Map<string, HookStatus>();
   const waiters = new Map<string, (status: HookStatus) => void>();
+  const deployments = new Map<string, LocalDeployment>();
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const body = await readBody(request);
-    if (request.headers['x-amz-target'] !== TARGET) {
-      response.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' });
-      response.end(JSON.stringify({ __type: 'UnknownOperationException', message: 'only PutLifecycleEventHookExecutionStatus is emulated' }));
-      return;
+    const target = String(request.headers['x-amz-target'] ?? '');
+    let input: Record<string, unknown>;
+    try {
+      input = JSON.parse(body || '{}') as Record<string, unknown>;
+    } catch {
+      return reply(response, 400, { __type: 'SerializationException', message: 'body is not JSON' });
     }
-    const status = JSON.parse(body || '{}') as HookStatus;
-    statuses.set(status.lifecycleEventHookExecutionId, status);
-    waiters.get(status.lifecycleEventHookExecutionId)?.(status);
-    response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
-    response.end(JSON.stringify({ lifecycleEventHookExecutionId: status.lifecycleEventHookExecutionId }));
+    switch (target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : target) {
+      case 'PutLifecycleEventHookExecutionStatus': {
+        const status = input as unknown as HookStatus;
+        statuses.set(status.lifecycleEventHookExecutionId, status);
+        waiters.get(status.lifecycleEventHookExecutionId)?.(status);
+        return reply(response, 200, { lifecycleEventHookExecutionId: status.lifecycleEventHookExecutionId });
+      }
+      case 'GetDeployment': {
+        const id = input.deploymentId;
+        if (typeof id !== 'string' || id === '') return reply(response, 400, { __type: 'DeploymentIdRequiredException', message: 'deploymentId is required' });
+        const deployment = deployments.get(id);
+        if (!deployment) return reply(response, 400, { __type: 'DeploymentDoesNotExistException', message: `deployment ${id} does not exist` });
+        return reply(response, 200, { deploymentInfo: deploymentInfo(deployment) });
+      }
+      default:
+        return reply(response, 400, {
+          __type: 'UnknownOperationException',
+          message: `the local CodeDeploy endpoint only emulates PutLifecycleEventHookExecutionStatus and GetDeployment, not ${target || '(no X-Amz-Target)'}`,
+        });
+    }
   };
   const endpoint = await listenLocal(handle, port);
   return {
     ...endpoint,
+    registerDeployment: (deployment) => {
+      if (!deployment.deploymentId || !Number.isFinite(deployment.createTimeMs)) {
+        throw new TypeError(`registerDeployment: needs a deploymentId and a finite createTimeMs; got ${JSON.stringify(deployment)}`);
+      }
+      deployments.set(deployment.deploymentId, deployment);
+    },
     statusOf: (executionId, timeoutMs) => {
       const known = statuses.get(executionId);
       if (known) return Promise.resolve(known);
@@ -51,4 +98,21 @@ export async function serveCodeDeploy(port = 0): Promise<CodeDeployEndpoint> {
       });
     },
   };
+}
+
+function deploymentInfo(deployment: LocalDeployment): Record<string, unknown> {
+  return {
+    deploymentId: deployment.deploymentId,
+    applicationName: deployment.applicationName ?? 'ballast-local',
+    deploymentGroupName: deployment.deploymentGroupName ?? 'ballast-local-worker',
+    status: deployment.status ?? 'InProgress',
+    computePlatform: 'Lambda',
+    creator: 'user',
+    createTime: deployment.createTimeMs / 1000,
+  };
+}
+
+function reply(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
+  response.end(JSON.stringify(body));
 }
