@@ -1,6 +1,6 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { MetricType, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { EnvironmentConfig } from './config.ts';
 import { BallastFunction } from './constructs/ballast-function.ts';
@@ -9,7 +9,7 @@ import { BallastNetwork } from './constructs/network.ts';
 import { BallastObservability } from './constructs/observability.ts';
 import { QueueWorker } from './constructs/queue-worker.ts';
 import { ReliableQueue } from './constructs/reliable-queue.ts';
-import { BallastTables } from './constructs/tables.ts';
+import { BallastTables, TRANSACTIONAL_ITEM_ACTIONS } from './constructs/tables.ts';
 import { checkIdempotencyWindow } from './constructs/validation.ts';
 
 export interface BallastStackProps extends StackProps {
@@ -56,7 +56,7 @@ export class BallastStack extends Stack {
     };
     /** The functions that use the entity cache find it, and the state table, here. */
     const cacheEnvironment = (service: string) => ({
-      STATE_TABLE_NAME: this.tables.state.tableName, BALLAST_CACHE_URL: cache.url, BALLAST_CACHE_CLUSTER: 'true', POWERTOOLS_SERVICE_NAME: service,
+      STATE_TABLE_NAME: this.tables.state.tableName, ...cache.environment, POWERTOOLS_SERVICE_NAME: service,
     });
 
     this.jobs = new ReliableQueue(this, 'Jobs', {
@@ -76,7 +76,10 @@ export class BallastStack extends Stack {
       batchSize: config.worker.batchSize,
       maxBatchingWindow: config.worker.maxBatchingWindow,
       maxConcurrency: config.worker.maxConcurrency,
+      provisionedPollers: config.worker.provisionedPollers,
       deploymentConfig: config.worker.deploymentConfig,
+      canary: config.worker.canary,
+      doctorCommand: `ballast doctor --env ${config.name}`,
       ...functionDefaults,
       environment: {
         STATE_TABLE_NAME: this.tables.state.tableName,
@@ -84,11 +87,13 @@ export class BallastStack extends Stack {
         PARTNER_API_URL: config.partnerApiUrl,
         LOCK_LEASE_MS: String(config.worker.lockLease.toMilliseconds()),
         IDEMPOTENCY_RETENTION_SECONDS: String(config.idempotencyRetention.toSeconds()),
-        BALLAST_CACHE_URL: cache.url,
+        // Only its readiness probe pings the cache, with the same client settings as the others.
+        ...cache.environment,
         POWERTOOLS_SERVICE_NAME: 'ballast-worker',
       },
     });
     this.tables.grantJobTransactions(this.worker.function);
+    cache.grantConnect(this.worker.function);
 
     // The invalidator's on-failure destination is a work queue like any other: the repair consumes
     // it, and what the repair cannot apply either ends in the queue's own (alarmed) DLQ.
@@ -108,7 +113,8 @@ export class BallastStack extends Stack {
       ...functionDefaults,
       environment: cacheEnvironment('ballast-cache-invalidator'),
     });
-    this.invalidator.addEventSource(new DynamoEventSource(this.tables.state, {
+    cache.grantConnect(this.invalidator);
+    const invalidations = new DynamoEventSource(this.tables.state, {
       startingPosition: StartingPosition.LATEST,
       batchSize: config.invalidator.batchSize,
       bisectBatchOnError: true,
@@ -116,7 +122,9 @@ export class BallastStack extends Stack {
       maxRecordAge: config.invalidator.maxRecordAge,
       onFailure: new SqsDlq(this.invalidatorFailures.queue),
       reportBatchItemFailures: true,
-    }));
+      metricsConfig: { metrics: [MetricType.EVENT_COUNT] },
+    });
+    this.invalidator.addEventSource(invalidations);
 
     this.invalidationRepair = new BallastFunction(this, 'InvalidationRepair', {
       functionName: 'invalidation-repair',
@@ -125,14 +133,17 @@ export class BallastStack extends Stack {
       ...functionDefaults,
       environment: cacheEnvironment('ballast-invalidation-repair'),
     });
-    this.invalidationRepair.addEventSource(new SqsEventSource(this.invalidatorFailures.queue, {
+    const failedInvalidations = new SqsEventSource(this.invalidatorFailures.queue, {
       batchSize: config.invalidationRepair.batchSize,
       maxConcurrency: config.invalidationRepair.maxConcurrency,
       reportBatchItemFailures: true,
-    }));
+      metricsConfig: { metrics: [MetricType.EVENT_COUNT] },
+    });
+    this.invalidationRepair.addEventSource(failedInvalidations);
     // Reads failed batches back from the stream, and the table for the full-repair fallback; no writes.
     this.tables.state.grantStream(this.invalidationRepair, 'dynamodb:GetShardIterator', 'dynamodb:GetRecords');
     this.tables.grantStateReads(this.invalidationRepair);
+    cache.grantConnect(this.invalidationRepair);
 
     this.readApi = new BallastFunction(this, 'ReadApi', {
       functionName: 'read-api',
@@ -141,7 +152,12 @@ export class BallastStack extends Stack {
       environment: cacheEnvironment('ballast-read-api'),
     });
     this.tables.grantStateReads(this.readApi);
+    cache.grantConnect(this.readApi);
     const readApiUrl = this.readApi.addFunctionUrl({ authType: config.readApi.authType });
+
+    // What the functions may reach through the VPC endpoints: this stack's tables and queues only.
+    network.allowTables([this.tables.state.tableArn, this.tables.control.tableArn], TRANSACTIONAL_ITEM_ACTIONS);
+    network.allowQueues([this.jobs, this.invalidatorFailures].flatMap((queue) => [queue.queue.queueArn, queue.deadLetterQueue.queueArn]));
 
     this.observability = new BallastObservability(this, 'Observability', {
       environmentName: config.name,
@@ -153,6 +169,12 @@ export class BallastStack extends Stack {
       invalidationRepair: this.invalidationRepair,
       readApi: this.readApi,
       tables: this.tables,
+      cacheName: cache.cacheName,
+      eventSourceMappings: [
+        { name: 'Jobs → worker', id: this.worker.eventSourceMappingId },
+        { name: 'State stream → cache invalidator', id: invalidations.eventSourceMappingId },
+        { name: 'Failed invalidations → repair', id: failedInvalidations.eventSourceMappingId },
+      ],
       alarms: config.alarms,
       workerVersion,
     });
@@ -169,6 +191,8 @@ export class BallastStack extends Stack {
       InvalidationRepairFunctionName: this.invalidationRepair.functionName,
       ReadApiUrl: readApiUrl.url,
       CacheUrl: cache.url,
+      CacheName: cache.cacheName,
+      CacheUserId: cache.userId,
       AlarmTopicArn: this.observability.topic.topicArn,
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });

@@ -1,29 +1,74 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildSync } from 'esbuild';
 
-const root = fileURLToPath(new URL('../', import.meta.url));
+const repositoryRoot = fileURLToPath(new URL('../', import.meta.url));
+
+interface LockPackage {
+  readonly version?: string;
+  readonly integrity?: string;
+  readonly dependencies?: Record<string, string>;
+}
 
 /**
- * The worker version stamped on logs, metrics and DLQ messages: the package version plus a hash of
- * the code that gets bundled (`functions/`, `shared/`, the lock file). Two deployments of different
- * code never share a version, so during a canary the dashboards, the duplicate-rate alarm and
- * `ballast doctor` can tell the new version from the old one even without a version bump.
- * @example '0.1.0+3f9a1c2e'
+ * The version stamped on one function's logs, metrics and DLQ messages (`WORKER_VERSION`): the
+ * package version plus a hash of exactly what gets bundled into it — the repository files its entry
+ * imports, directly or not, and the locked versions of the packages those files import, with their
+ * own dependencies. A change anywhere else (the CLI, the infra, another function, a dev dependency)
+ * leaves the version alone, so it publishes no new Lambda version, starts no canary and opens no
+ * new metric series; two deployments of different bundled code never share a version.
+ *
+ * @param functionName - folder under `functions/`, e.g. `'worker'`
+ * @param root - the project (with `package.json`, `package-lock.json`, `functions/`). @default this repository
+ * @example codeVersion('worker'); // '0.1.0+3f9a1c2e'
  */
-export function codeVersion(): string {
+export function codeVersion(functionName: string, root = repositoryRoot): string {
+  const { metafile } = buildSync({
+    entryPoints: [join(root, 'functions', functionName, 'index.ts')],
+    absWorkingDir: root,
+    bundle: true,
+    write: false,
+    metafile: true,
+    platform: 'node',
+    format: 'esm',
+    // Packages are hashed by their locked versions below, not by reading node_modules.
+    packages: 'external',
+    logLevel: 'silent',
+  });
   const hash = createHash('sha256');
-  const files = [...walk(join(root, 'functions')), ...walk(join(root, 'shared')), join(root, 'package-lock.json')].sort();
-  for (const file of files) hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
+  const imported = new Set<string>();
+  for (const file of Object.keys(metafile.inputs).sort()) {
+    hash.update(file).update('\0').update(readFileSync(resolve(root, file))).update('\0');
+    for (const { path, external } of metafile.inputs[file]?.imports ?? []) {
+      if (external && !path.startsWith('node:')) imported.add(packageName(path));
+    }
+  }
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockPackage> };
+  for (const name of lockedClosure(imported, lock.packages)) {
+    const locked = lock.packages[`node_modules/${name}`];
+    hash.update(name).update('@').update(locked?.version ?? 'unlocked').update(locked?.integrity ?? '').update('\0');
+  }
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
   return `${version}+${hash.digest('hex').slice(0, 8)}`;
 }
 
-function* walk(dir: string): Generator<string> {
-  for (const entry of readdirSync(dir)) {
-    const path = join(dir, entry);
-    if (statSync(path).isDirectory()) yield* walk(path);
-    else if (entry.endsWith('.ts')) yield path;
+/** `@scope/name/sub/path` → `@scope/name`; `name/sub` → `name`. */
+function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? specifier);
+}
+
+/** The packages and every dependency they pull in, as the lock file resolves them (hoisted), sorted. */
+function lockedClosure(names: Iterable<string>, packages: Record<string, LockPackage>): string[] {
+  const seen = new Set<string>();
+  const pending = [...names];
+  while (pending.length > 0) {
+    const name = pending.pop() as string;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    pending.push(...Object.keys(packages[`node_modules/${name}`]?.dependencies ?? {}));
   }
+  return [...seen].sort();
 }

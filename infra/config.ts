@@ -27,11 +27,22 @@ export interface EnvironmentConfig {
     readonly memorySize: number;
     readonly batchSize: number;
     readonly maxBatchingWindow: Duration;
-    /** Concurrent invocations of the SQS mapping. */
-    readonly maxConcurrency: number;
+    /** Concurrent invocations of the SQS mapping; leave it out with `provisionedPollers`. */
+    readonly maxConcurrency?: number;
+    /**
+     * Provisioned mode for the SQS mapping (pollers kept warm, and the most it scales to). Refused
+     * with `maxConcurrency`: an environment that sets it also sets `maxConcurrency: undefined`.
+     */
+    readonly provisionedPollers?: { readonly minimum: number; readonly maximum: number };
     /** Lease of a claim and lock; heartbeats extend it. */
     readonly lockLease: Duration;
     readonly deploymentConfig: ILambdaDeploymentConfig;
+    /**
+     * How a canary judges the new version (see QueueWorker's CanaryProps): its error rate, and the
+     * records it must complete before promotion (`-c canaryMinRecords=<n>`; 0 promotes on the
+     * readiness check alone, which an idle queue needs).
+     */
+    readonly canary: { readonly errorRatePercent: number; readonly minInvocationsPerMinute: number; readonly minRecords: number };
   };
   readonly queue: {
     readonly maxReceiveCount: number;
@@ -88,6 +99,14 @@ export interface EnvironmentConfig {
     readonly lockContentionPer5Minutes: number;
     /** Duplicates suppressed as a percentage of jobs before the duplicate-rate alarm fires. */
     readonly duplicateRatePercent: number;
+    /** Cache reads answered from the table (Redis failing, breaker open) per 5 minutes before the fallback alarm fires. */
+    readonly cacheFallbacksPer5Minutes: number;
+    /** Commands ElastiCache throttled per 5 minutes before its alarm fires. */
+    readonly cacheThrottledCommandsPer5Minutes: number;
+    /** Throttled read or write events per table per 5 minutes before its alarm fires. */
+    readonly dynamoDbThrottlesPer5Minutes: number;
+    /** DynamoDB internal errors per table per 5 minutes before its alarm fires. */
+    readonly dynamoDbSystemErrorsPer5Minutes: number;
   };
 }
 
@@ -104,6 +123,7 @@ const base: Omit<EnvironmentConfig, 'name'> = {
     maxConcurrency: 5,
     lockLease: Duration.seconds(30),
     deploymentConfig: LambdaDeploymentConfig.ALL_AT_ONCE,
+    canary: { errorRatePercent: 5, minInvocationsPerMinute: 10, minRecords: 0 },
   },
   queue: { maxReceiveCount: 5, retentionPeriod: Duration.days(4), deadLetterRetentionPeriod: Duration.days(14) },
   idempotencyRetention: Duration.days(35),
@@ -119,6 +139,10 @@ const base: Omit<EnvironmentConfig, 'name'> = {
     iteratorAge: Duration.minutes(1),
     lockContentionPer5Minutes: 50,
     duplicateRatePercent: 20,
+    cacheFallbacksPer5Minutes: 100,
+    cacheThrottledCommandsPer5Minutes: 10,
+    dynamoDbThrottlesPer5Minutes: 10,
+    dynamoDbSystemErrorsPer5Minutes: 5,
   },
 };
 
@@ -135,7 +159,11 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
   staging: {
     ...base,
     name: 'staging',
-    worker: { ...base.worker, deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES },
+    worker: {
+      ...base.worker,
+      deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+      canary: { ...base.worker.canary, minRecords: 20 },
+    },
   },
   prod: {
     ...base,
@@ -144,7 +172,12 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
     deletionProtection: true,
     terminationProtection: true,
     cache: { ...base.cache, maxDataStorageGb: 50, maxEcpuPerSecond: 1_000_000 },
-    worker: { ...base.worker, maxConcurrency: 20, deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES },
+    worker: {
+      ...base.worker,
+      maxConcurrency: 20,
+      deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES,
+      canary: { ...base.worker.canary, minRecords: 100 },
+    },
     // One NAT gateway per zone: a zone's partner calls never depend on another zone's gateway.
     network: { maxAzs: 3, natGateways: 3 },
     logRetention: RetentionDays.THREE_MONTHS,
@@ -153,7 +186,7 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
 };
 
 /** The config for `-c env=<name>`; refuses unknown names with the list of valid ones. */
-export function environmentConfig(name: unknown, overrides: { alarmEmail?: string; partnerApiUrl?: string } = {}): EnvironmentConfig {
+export function environmentConfig(name: unknown, overrides: { alarmEmail?: string; partnerApiUrl?: string; canaryMinRecords?: number } = {}): EnvironmentConfig {
   if (typeof name !== 'string' || !(ENVIRONMENT_NAMES as readonly string[]).includes(name)) {
     throw new Error(`Unknown environment '${String(name)}': pass -c env=<${ENVIRONMENT_NAMES.join('|')}>.`);
   }
@@ -161,6 +194,9 @@ export function environmentConfig(name: unknown, overrides: { alarmEmail?: strin
   return {
     ...config,
     ...(overrides.partnerApiUrl ? { partnerApiUrl: overrides.partnerApiUrl } : {}),
+    ...(overrides.canaryMinRecords !== undefined
+      ? { worker: { ...config.worker, canary: { ...config.worker.canary, minRecords: overrides.canaryMinRecords } } }
+      : {}),
     alarms: { ...config.alarms, ...(overrides.alarmEmail ? { email: overrides.alarmEmail } : {}) },
   };
 }
@@ -191,8 +227,13 @@ export function deployConfig(context: (key: string) => unknown): EnvironmentConf
   }
   const text = (key: string) => (typeof context(key) === 'string' && context(key) !== '' ? (context(key) as string) : undefined);
   const inputs = { partnerApiUrl: text('partnerApiUrl'), alarmEmail: text('alarmEmail') };
-  const config = environmentConfig(env, inputs);
   const problems: string[] = [];
+  const minRecords = context('canaryMinRecords');
+  const canaryMinRecords = minRecords === undefined ? undefined : /^\d+$/.test(String(minRecords).trim()) ? Number(minRecords) : Number.NaN;
+  if (canaryMinRecords !== undefined && !(Number.isInteger(canaryMinRecords) && canaryMinRecords >= 0)) {
+    problems.push(`-c canaryMinRecords must be a whole number ≥ 0, got '${String(minRecords)}'`);
+  }
+  const config = environmentConfig(env, { ...inputs, ...(problems.length === 0 && canaryMinRecords !== undefined ? { canaryMinRecords } : {}) });
   for (const key of REQUIRED_DEPLOY_INPUTS[config.name]) {
     if (!inputs[key]) problems.push(`-c ${key}=${key === 'alarmEmail' ? 'oncall@example.com' : 'https://partner.example.net'} is required`);
   }

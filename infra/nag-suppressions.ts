@@ -48,26 +48,32 @@ function arnInFinding(element: CfnElement): string {
   return `<${stack.resolve(stack.getLogicalId(element))}.Arn>`;
 }
 
-const XRAY: ReviewedFinding = {
-  rule: 'AwsSolutions-IAM5[Resource::*]',
-  reason: 'Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level '
-    + 'permissions, so CDK grants them on "*". Every other statement of this role names its resources '
-    + '(checked by test/infra/stack.test.ts).',
-};
+/**
+ * The one finding every ballast function role carries: statements on "*" for actions that support
+ * no resource-level permission. Its reason lists exactly the ones this role has.
+ */
+function wildcardResources(fn: BallastFunction, extra?: string): ReviewedFinding {
+  const parts = [
+    'Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so CDK grants them on "*"',
+    ...(fn.isBoundToVpc ? ['the function runs in the VPC, so Lambda manages its ENIs with this role: ec2:DescribeNetworkInterfaces and '
+      + 'ec2:DescribeSubnets support no resource-level permissions and Lambda\'s documentation requires "*" for ec2:CreateNetworkInterface, '
+      + 'DeleteNetworkInterface, AssignPrivateIpAddresses and UnassignPrivateIpAddresses (the EC2 half of AWSLambdaVPCAccessExecutionRole, '
+      + 'without its logs actions on every log group)'] : []),
+    ...(extra ? [extra] : []),
+  ];
+  return {
+    rule: 'AwsSolutions-IAM5[Resource::*]',
+    reason: `${parts.join('; ')}. Every other statement of this role names its resources (checked by test/infra/stack.test.ts).`,
+  };
+}
 
-const VPC_ACCESS: ReviewedFinding = {
-  rule: AWS_MANAGED('service-role/AWSLambdaVPCAccessExecutionRole'),
-  reason: 'The function runs in the VPC (cache, private endpoints), so Lambda must create, describe and delete its '
-    + 'ENIs (ec2:CreateNetworkInterface, DescribeNetworkInterfaces, DescribeSubnets, DeleteNetworkInterface, '
-    + '(Un)AssignPrivateIpAddresses), actions that cannot be scoped to resources. This AWS-maintained policy is '
-    + 'the documented way to grant them and follows Lambda\'s requirements as they change; it also carries the '
-    + 'basic CloudWatch Logs actions on "*", which Lambda needs anyway.',
-};
-
-/** The execution role of a ballast function: X-Ray always, VPC access when it runs in the VPC. */
-function acknowledgeFunction(fn: BallastFunction): void {
-  acknowledge(fn.executionRole, XRAY);
-  if (fn.isBoundToVpc) acknowledge(fn.executionRole, VPC_ACCESS);
+/** CDK grants CodeDeploy's role lambda:InvokeFunction on a hook function and its qualifiers. */
+function hookInvocation(hook: BallastFunction, which: string): ReviewedFinding {
+  return {
+    rule: `AwsSolutions-IAM5[Resource::${arnInFinding(hook.node.defaultChild as CfnElement)}:*]`,
+    reason: `CDK grants the deployment role lambda:InvokeFunction on the ${which} hook function and its qualifiers (ARN:*); `
+      + 'the wildcard only spans versions and aliases of that one hook function.',
+  };
 }
 
 /** The construct at `path` below the stack, for findings on constructs the stack does not expose. */
@@ -86,7 +92,14 @@ function constructAt(stack: Stack, path: string): IConstruct {
  * suppressReviewedFindings(stack);
  */
 export function suppressReviewedFindings(stack: BallastStack): void {
-  for (const fn of [stack.worker.function, stack.worker.preTrafficCheck, stack.invalidator, stack.invalidationRepair, stack.readApi]) acknowledgeFunction(fn);
+  for (const fn of [stack.worker.function, stack.worker.preTrafficCheck, stack.invalidator, stack.invalidationRepair, stack.readApi]) {
+    acknowledge(fn.executionRole, wildcardResources(fn));
+  }
+  const { postTrafficCheck } = stack.worker;
+  if (postTrafficCheck) {
+    acknowledge(postTrafficCheck.executionRole, wildcardResources(postTrafficCheck,
+      'the post-traffic check reads the new version\'s record count with cloudwatch:GetMetricData, which supports no resource-level permissions'));
+  }
 
   // The worker's CodeDeploy deployment group (LambdaDeploymentGroup owns the role).
   const deployment = stack.worker.deploymentGroup;
@@ -96,13 +109,19 @@ export function suppressReviewedFindings(stack: BallastStack): void {
       reason: 'CodeDeploy\'s documented service-role policy for Lambda deployments, attached by every '
         + 'LambdaDeploymentGroup: it lets CodeDeploy read and shift the alias and read the rollback alarms, and only '
         + 'for names that follow CodeDeploy\'s conventions publish to CodeDeployTopic_* and invoke CodeDeployHook_*. '
-        + 'Our own hook function is granted to the role separately (next finding).',
+        + 'Our own hook functions are granted to the role separately (next findings).',
     },
-    {
-      rule: `AwsSolutions-IAM5[Resource::${arnInFinding(stack.worker.preTrafficCheck.node.defaultChild as CfnElement)}:*]`,
-      reason: 'CDK grants the deployment role lambda:InvokeFunction on the pre-traffic hook function and its '
-        + 'qualifiers (ARN:*); the wildcard only spans versions and aliases of that one hook function.',
-    });
+    hookInvocation(stack.worker.preTrafficCheck, 'pre-traffic'),
+    ...(postTrafficCheck ? [hookInvocation(postTrafficCheck, 'post-traffic')] : []));
+
+  // The cache's disabled `default` user (BallastCache).
+  acknowledge(constructAt(stack, 'Cache/DefaultUserPassword'), {
+    rule: 'AwsSolutions-SMG4',
+    reason: 'This secret is only the password of the cache\'s "default" user, which ElastiCache requires in every user '
+      + 'group (and a Valkey user group admits only users with a password or IAM authentication). That user\'s access '
+      + 'string is "off -@all": disabled, no command, no key, so the password authenticates nothing and rotating it '
+      + 'would change nothing. Secrets Manager generates it so that it appears in no template.',
+  });
 
   // Observability (topic, dashboard, alarms) produces no findings today; should it, acknowledge
   // them here by path, e.g. `acknowledge(constructAt(stack, 'Observability/Alarms'), { rule, reason })`.

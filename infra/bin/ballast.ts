@@ -1,7 +1,7 @@
 /**
  * CDK app entry: `npx cdk synth|deploy -c env=<local|dev|staging|prod> [-c partnerApiUrl=...]
  * [-c alarmEmail=...] [-c workerVersion=...]`. `env` is required; dev needs `partnerApiUrl`,
- * staging and prod need both (see `deployConfig`). The worker version defaults to package version + code hash.
+ * staging and prod need both (see `deployConfig`). The worker version defaults to the package version + a hash of what the worker's bundle contains.
  */
 import { App } from 'aws-cdk-lib';
 import { deployConfig } from '../config.ts';
@@ -13,7 +13,7 @@ const app = new App();
 const config = deployConfig((key) => app.node.tryGetContext(key));
 const stack = new BallastStack(app, `ballast-${config.name}`, {
   config,
-  workerVersion: app.node.tryGetContext('workerVersion') ?? codeVersion(),
+  workerVersion: app.node.tryGetContext('workerVersion') ?? codeVersion('worker'),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 suppressReviewedFindings(stack);

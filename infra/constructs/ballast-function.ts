@@ -3,15 +3,27 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { fileURLToPath } from 'node:url';
 import { FUNCTION_TIMEOUT_ENV } from '../../shared/aws/index.ts';
+import { codeVersion } from '../code-version.ts';
 
 /** Absolute path of a Lambda entry file under `functions/`, e.g. `functionEntry('worker')`. */
 export function functionEntry(name: string): string {
   return fileURLToPath(new URL(`../../functions/${name}/index.ts`, import.meta.url));
 }
+
+/**
+ * What Lambda does with a function's execution role to attach it to a VPC: create, describe and
+ * delete its ENIs and move their private IPs (the EC2 half of AWSLambdaVPCAccessExecutionRole,
+ * without that policy's `logs:*` on every log group). EC2 supports no resource-level permissions
+ * for the Describe actions, and Lambda's documentation asks for `*` on the others.
+ */
+export const VPC_NETWORK_INTERFACE_ACTIONS = [
+  'ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses',
+] as const;
 
 /** The repository root, where `package-lock.json` pins what gets bundled. */
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,8 +35,17 @@ export interface BallastFunctionProps {
   readonly timeout?: Duration;
   /** @default 512 */
   readonly memorySize?: number;
-  /** @default {} */
+  /**
+   * Variables over the ones every function gets: `NODE_OPTIONS`, its timeout, and `WORKER_VERSION`
+   * (the version on its logs and metrics).
+   * @default {}
+   */
   readonly environment?: Record<string, string>;
+  /**
+   * The version stamped on its logs and metrics (`WORKER_VERSION`), when `environment` sets none.
+   * @default - codeVersion(functionName): package version + hash of what its bundle contains
+   */
+  readonly codeVersion?: string;
   /** @default - not in a VPC */
   readonly vpc?: IVpc;
   /** @default - the VPC's private subnets */
@@ -41,9 +62,9 @@ export interface BallastFunctionProps {
  * Every ballast function is built the same way: Node.js 24 on arm64, bundled by the local esbuild
  * (never Docker) as minified ESM with source maps, the AWS SDK bundled in (pinned by the lock file,
  * not whatever the runtime ships), X-Ray tracing, JSON logs in a log group with a retention.
- * The execution role's own statement writes only to that log group (no account-wide
- * `AWSLambdaBasicExecutionRole`); functions in a VPC also get `AWSLambdaVPCAccessExecutionRole`
- * for their ENIs, which AWS maintains and which carries the basic logs actions too.
+ * The execution role writes only to that log group (no account-wide `AWSLambdaBasicExecutionRole`);
+ * functions in a VPC get the ENI actions Lambda needs ({@link VPC_NETWORK_INTERFACE_ACTIONS}) and
+ * not `AWSLambdaVPCAccessExecutionRole`, whose `logs:*` statement covers every log group.
  */
 export class BallastFunction extends NodejsFunction {
   /** The execution role; grants on the function land in its default policy. */
@@ -54,11 +75,10 @@ export class BallastFunction extends NodejsFunction {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.DESTROY,
     });
-    const role = new Role(scope, `${id}ServiceRole`, {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      managedPolicies: props.vpc ? [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole')] : [],
-    });
+    const role = new Role(scope, `${id}ServiceRole`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     logGroup.grantWrite(role);
+    if (props.vpc) role.addToPrincipalPolicy(new PolicyStatement({ actions: [...VPC_NETWORK_INTERFACE_ACTIONS], resources: ['*'] }));
+    const timeout = props.timeout ?? Duration.seconds(30);
     super(scope, id, {
       entry: functionEntry(props.functionName),
       handler: 'handler',
@@ -66,14 +86,19 @@ export class BallastFunction extends NodejsFunction {
       depsLockFilePath: `${projectRoot}package-lock.json`,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      timeout: props.timeout ?? Duration.seconds(30),
+      timeout,
       memorySize: props.memorySize ?? 512,
       tracing: Tracing.ACTIVE,
       loggingFormat: LoggingFormat.JSON,
       logGroup,
       role,
       // The function's own timeout, from which its SDK clients derive theirs (shared/aws).
-      environment: { NODE_OPTIONS: '--enable-source-maps', [FUNCTION_TIMEOUT_ENV]: String((props.timeout ?? Duration.seconds(30)).toMilliseconds()), ...props.environment },
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        [FUNCTION_TIMEOUT_ENV]: String(timeout.toMilliseconds()),
+        ...(props.environment?.WORKER_VERSION ? {} : { WORKER_VERSION: props.codeVersion ?? codeVersion(props.functionName) }),
+        ...props.environment,
+      },
       vpc: props.vpc,
       vpcSubnets: props.vpc ? props.vpcSubnets : undefined,
       securityGroups: props.securityGroups,

@@ -27,6 +27,10 @@ export interface BallastObservabilityProps {
   readonly invalidationRepair: IFunction;
   readonly readApi: IFunction;
   readonly tables: BallastTables;
+  /** The serverless cache's name (the `clusterId` dimension of its metrics). */
+  readonly cacheName: string;
+  /** The event source mappings to chart (their MetricsConfig EventCount metrics), by display name. */
+  readonly eventSourceMappings?: readonly { readonly name: string; readonly id: string }[];
   readonly alarms: EnvironmentConfig['alarms'];
   /**
    * The worker version this stack deploys (its `WORKER_VERSION`). The duplicate-rate alarm watches
@@ -52,14 +56,20 @@ const defaults = {
   readApiServerErrorsPer5Minutes: 5,
 } as const;
 
-/** Custom tag on the facade alarms that also roll back a worker deployment (DLQ not empty, p99 duration). */
-export const ROLLBACK_TAG = 'ballast:rollback';
+/**
+ * Completed records (processed, duplicates answered) of the deployed version in a minute below
+ * which its code-fault rate counts as 0: one failing record among three is no verdict on a release.
+ */
+export const CODE_FAULTS_MIN_RECORDS_PER_MINUTE = 10;
+/** Share of the deployed version's records failing with unexpected errors that rolls it back. */
+export const CODE_FAULTS_RATE_PERCENT = 5;
 
 /**
  * Everything an operator watches for one environment: one CloudWatch dashboard (`ballast-<env>`)
  * and the alarms, all notifying `topic` on ALARM and OK. Built on cdk-monitoring-constructs'
  * facade; the EMF graphs split by worker version (and reason) through SEARCH, so a new version
- * appears without a deployment. The DLQ and p99-duration alarms also roll back a worker canary.
+ * appears without a deployment. Besides the worker's own per-version alarms, the code-faults rate of
+ * the deployed version rolls back a worker canary.
  *
  * @example
  * const observability = new BallastObservability(this, 'Observability', {
@@ -73,7 +83,7 @@ export class BallastObservability extends Construct {
   readonly topic: Topic;
   /** The environment's dashboard, named `ballast-<env>`. */
   readonly dashboard: Dashboard;
-  /** Every alarm of the environment, the worker's own errors alarm included. */
+  /** Every alarm of the environment, the worker's own per-version (rollback) alarms included. */
   readonly alarms: IAlarm[];
 
   constructor(scope: Construct, id: string, props: BallastObservabilityProps) {
@@ -94,6 +104,10 @@ export class BallastObservability extends Construct {
       duplicateRatePercent: props.alarms.duplicateRatePercent,
       readApiServerErrorsPer5Minutes,
       workerVersion: worker.workerVersion,
+      cacheFallbacksPer5Minutes: props.alarms.cacheFallbacksPer5Minutes,
+      cacheThrottledCommandsPer5Minutes: props.alarms.cacheThrottledCommandsPer5Minutes,
+      dynamoDbThrottlesPer5Minutes: props.alarms.dynamoDbThrottlesPer5Minutes,
+      dynamoDbSystemErrorsPer5Minutes: props.alarms.dynamoDbSystemErrorsPer5Minutes,
     });
 
     this.topic = new Topic(this, 'Alarms', { displayName: `ballast ${env} alarms`, enforceSSL: true });
@@ -150,11 +164,10 @@ export class BallastObservability extends Construct {
             ...quietWhenMissing,
             maxLatency: Duration.millis(Math.floor((props.workerTimeout.toMilliseconds() * segments.DURATION_ALARM_PERCENT_OF_TIMEOUT) / 100)),
             comparisonOperatorOverride: atOrAbove,
-            // 2 of 3 minutes: one slow minute alone does not roll a canary back.
+            // 2 of 3 minutes: one slow minute alone is no incident. (The canary rolls back on the new version's own p99.)
             datapointsToAlarm: 2,
             evaluationPeriods: 3,
             alarmDescriptionOverride: runbook.durationP99,
-            customTags: [ROLLBACK_TAG],
           },
         },
         addThrottlesCountAlarm: {
@@ -185,52 +198,96 @@ export class BallastObservability extends Construct {
         addDeadLetterQueueMaxSizeAlarm: { Critical: { ...quietWhenMissing, maxMessageCount: 0, alarmDescriptionOverride: runbook.invalidationRepairDeadLetters } },
       })
       .monitorLambdaFunction({ lambdaFunction: props.invalidationRepair, humanReadableName: 'Invalidation repair', alarmFriendlyName: 'InvalidationRepair', isIterator: false })
-      .monitorCustom(segments.cache())
+      .monitorCustom(segments.cache({
+        cacheName: props.cacheName,
+        fallbacksPer5Minutes: props.alarms.cacheFallbacksPer5Minutes,
+        throttledCommandsPer5Minutes: props.alarms.cacheThrottledCommandsPer5Minutes,
+        descriptions: {
+          fallbacks: runbook.cacheFallbacks, breakerOpened: runbook.breakerOpened,
+          invalidationsSkipped: runbook.invalidationsSkipped, throttledCommands: runbook.cacheThrottledCommands,
+        },
+      }))
       .monitorLambdaFunction({ lambdaFunction: props.readApi, humanReadableName: 'Read API', alarmFriendlyName: 'ReadApiFunction', isIterator: false })
       .monitorCustom(segments.readApiResponses({
         readApi: props.readApi, serverErrorsPer5Minutes: readApiServerErrorsPer5Minutes, serverErrorsDescription: runbook.readApiErrors,
       }))
-      .monitorDynamoTable({ table: props.tables.state, billingMode: BillingMode.PAY_PER_REQUEST, humanReadableName: 'State table', alarmFriendlyName: 'StateTable' })
-      .monitorDynamoTable({ table: props.tables.control, billingMode: BillingMode.PAY_PER_REQUEST, humanReadableName: 'Control table (idempotency and locks)', alarmFriendlyName: 'ControlTable' });
+      .monitorDynamoTable(this.tableMonitoring(props.tables.state, 'State table', 'StateTable', props.alarms, runbook))
+      .monitorDynamoTable(this.tableMonitoring(props.tables.control, 'Control table (idempotency and locks)', 'ControlTable', props.alarms, runbook))
+      .monitorCustom(segments.tableSystemErrors({
+        tables: [{ name: 'StateTable', tableName: props.tables.state.tableName }, { name: 'ControlTable', tableName: props.tables.control.tableName }],
+        systemErrorsPer5Minutes: props.alarms.dynamoDbSystemErrorsPer5Minutes,
+        description: runbook.tableSystemErrors,
+      }));
+    if (props.eventSourceMappings?.length) facade.monitorCustom(segments.eventSourceMappings({ mappings: props.eventSourceMappings }));
 
-    // The worker's errors alarm already rolls deployments back; it only needs the notifications.
+    // The worker's own per-version alarms already roll deployments back; they only need the notifications.
     const notify = new SnsAction(this.topic);
-    props.worker.errorsAlarm.addAlarmAction(notify);
-    props.worker.errorsAlarm.addOkAction(notify);
-    for (const rollback of facade.createdAlarmsWithTag(ROLLBACK_TAG)) props.worker.deploymentGroup.addAlarm(rollback.alarm);
+    const workerAlarms = [props.worker.errorsAlarm, props.worker.durationAlarm];
+    for (const alarm of workerAlarms) {
+      alarm.addAlarmAction(notify);
+      alarm.addOkAction(notify);
+    }
 
     // A canary rolls back on failures of *its own code*: records of the deployed version failing
-    // with errors ballast did not expect. Dead letters in general are no signal — insufficient
-    // funds or a producer's malformed message say nothing about the new version.
-    const byReason = (metricName: string) => new Metric({
+    // with errors ballast did not expect, as a share of its records. Dead letters in general are no
+    // signal — insufficient funds or a producer's malformed message say nothing about the new version.
+    const ofVersion = (metricName: string, reason?: string) => new Metric({
       namespace: BALLAST_NAMESPACE, metricName, statistic: Stats.SUM, period: Duration.minutes(1),
-      dimensionsMap: { service: worker.service, workerVersion: worker.workerVersion, reason: 'unexpected' },
+      dimensionsMap: { service: worker.service, workerVersion: worker.workerVersion, ...(reason ? { reason } : {}) },
     });
+    const faults = 'FILL(deadLettered, 0) + FILL(retried, 0)';
+    const records = `FILL(processed, 0) + FILL(duplicates, 0) + ${faults}`;
     const codeFaults = new Alarm(this, 'WorkerCodeFaults', {
       alarmName: `ballast-${env}-Worker-CodeFaults-Rollback`,
-      alarmDescription: `Worker version ${worker.workerVersion} fails records with unexpected errors (a bug, not bad input or a business rule); `
+      alarmDescription: `Worker version ${worker.workerVersion} fails ${CODE_FAULTS_RATE_PERCENT} % or more of its records with unexpected errors `
+        + `(a bug, not bad input or a business rule; minutes with fewer than ${CODE_FAULTS_MIN_RECORDS_PER_MINUTE} records count as 0) in 2 of 3 minutes; `
         + `during a deployment this rolls the new version back. First: \`ballast doctor --env ${env}\` (does only the new version fail?), then the worker's error logs.`,
       metric: new MathExpression({
-        expression: 'FILL(deadLettered, 0) + FILL(retried, 0)',
-        usingMetrics: { deadLettered: byReason('SentToDlq'), retried: byReason('JobsRetried') },
+        expression: `IF(${records} >= ${CODE_FAULTS_MIN_RECORDS_PER_MINUTE}, 100 * (${faults}) / (${records}), 0)`,
+        usingMetrics: {
+          deadLettered: ofVersion('SentToDlq', 'unexpected'),
+          retried: ofVersion('JobsRetried', 'unexpected'),
+          processed: ofVersion('JobsProcessed'),
+          duplicates: ofVersion('DuplicatesSuppressed'),
+        },
         period: Duration.minutes(1),
-        label: 'records failing with unexpected errors',
+        label: 'records failing with unexpected errors % (deployed version)',
       }),
-      threshold: 1,
-      evaluationPeriods: 1,
+      threshold: CODE_FAULTS_RATE_PERCENT,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     codeFaults.addAlarmAction(notify);
     codeFaults.addOkAction(notify);
     props.worker.deploymentGroup.addAlarm(codeFaults);
+    // It watches the version being deployed; have it updated before that version's traffic shifts.
+    props.worker.alias.node.addDependency(codeFaults);
 
-    this.alarms = [...facade.createdAlarms().map((created) => created.alarm), props.worker.errorsAlarm, codeFaults];
+    this.alarms = [...facade.createdAlarms().map((created) => created.alarm), ...workerAlarms, codeFaults];
     facade.addWidget(new AlarmStatusWidget({ title: `Alarms (ballast-${env})`, alarms: this.alarms, width: 24, height: 4 }));
 
     const dashboard = dashboards.dashboard;
     if (!dashboard) throw new BallastConfigError(this, 'the monitoring facade created no dashboard: keep createDashboard: true.');
     this.dashboard = dashboard;
+  }
+
+  /** A table's facade monitoring with its read and write throttle alarms. */
+  private tableMonitoring(table: BallastTables['state'], humanReadableName: string, alarmFriendlyName: string, alarms: EnvironmentConfig['alarms'], runbook: ReturnType<typeof alarmRunbook>) {
+    const throttles = {
+      Critical: {
+        maxThrottledEventsThreshold: alarms.dynamoDbThrottlesPer5Minutes,
+        period: segments.FIVE_MINUTES,
+        comparisonOperatorOverride: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingDataOverride: TreatMissingData.NOT_BREACHING,
+        alarmDescriptionOverride: runbook.tableThrottles(alarmFriendlyName),
+      },
+    };
+    return {
+      table, billingMode: BillingMode.PAY_PER_REQUEST, humanReadableName, alarmFriendlyName,
+      addReadThrottledEventsCountAlarm: throttles, addWriteThrottledEventsCountAlarm: throttles,
+    };
   }
 
   private validate(props: BallastObservabilityProps, readApiServerErrorsPer5Minutes: number): void {
@@ -239,7 +296,12 @@ export class BallastObservability extends Construct {
       throw new BallastConfigError(this, `alarms.duplicateRatePercent ${alarms.duplicateRatePercent} is outside (0, 100]: `
         + 'give the percentage of jobs seen that may be duplicates before the alarm fires, e.g. 20.');
     }
-    for (const [name, value] of [['alarms.lockContentionPer5Minutes', alarms.lockContentionPer5Minutes], ['readApiServerErrorsPer5Minutes', readApiServerErrorsPer5Minutes]] as const) {
+    const counts = [
+      ['alarms.lockContentionPer5Minutes', alarms.lockContentionPer5Minutes], ['readApiServerErrorsPer5Minutes', readApiServerErrorsPer5Minutes],
+      ['alarms.cacheFallbacksPer5Minutes', alarms.cacheFallbacksPer5Minutes], ['alarms.cacheThrottledCommandsPer5Minutes', alarms.cacheThrottledCommandsPer5Minutes],
+      ['alarms.dynamoDbThrottlesPer5Minutes', alarms.dynamoDbThrottlesPer5Minutes], ['alarms.dynamoDbSystemErrorsPer5Minutes', alarms.dynamoDbSystemErrorsPer5Minutes],
+    ] as const;
+    for (const [name, value] of counts) {
       if (!Number.isInteger(value) || value < 1) {
         throw new BallastConfigError(this, `${name} ${value} is not a whole number of at least 1: an alarm at 0 would fire on every evaluation.`);
       }

@@ -28,4 +28,42 @@ describe('deployConfig: what `cdk synth|deploy` must be told', () => {
     assert.equal(deployConfig(context({ env: 'local' })).name, 'local');
     assert.equal(deployConfig(context({ env: 'dev', partnerApiUrl: good.partnerApiUrl })).alarms.email, undefined);
   });
+
+  it('keeps each environment\'s canary minimum without -c canaryMinRecords: none for local and dev, 20 records for staging, 100 for prod', () => {
+    const minRecords = (env: string) => deployConfig(context({ env, ...good })).worker.canary.minRecords;
+    assert.equal(minRecords('local'), 0);
+    assert.equal(minRecords('dev'), 0);
+    assert.equal(minRecords('staging'), 20);
+    assert.equal(minRecords('prod'), 100);
+  });
+
+  it('overrides the canary minimum with -c canaryMinRecords, and only that', () => {
+    // GIVEN/WHEN an idle staging queue promoted on the readiness check alone, and a stricter prod
+    const staging = deployConfig(context({ env: 'staging', ...good, canaryMinRecords: '0' }));
+    const prod = deployConfig(context({ env: 'prod', ...good, canaryMinRecords: '250' }));
+    // THEN
+    assert.equal(staging.worker.canary.minRecords, 0);
+    assert.equal(prod.worker.canary.minRecords, 250);
+    // AND the rest of the canary and of the worker stay the environment's
+    const { canary: stagingCanary, ...stagingWorker } = staging.worker;
+    const { canary: defaultCanary, ...defaultWorker } = deployConfig(context({ env: 'staging', ...good })).worker;
+    assert.deepEqual({ ...stagingCanary, minRecords: undefined }, { ...defaultCanary, minRecords: undefined });
+    assert.deepEqual(stagingWorker, defaultWorker);
+    // AND a number from cdk.json context works like the flag's text
+    assert.equal(deployConfig((key) => ({ env: 'dev', partnerApiUrl: good.partnerApiUrl, canaryMinRecords: 7 } as Record<string, unknown>)[key]).worker.canary.minRecords, 7);
+  });
+
+  it('refuses a canary minimum that is not a whole number ≥ 0, with the other problems', () => {
+    for (const value of ['-1', '2.5', 'ten', '', ' ']) {
+      assert.throws(
+        () => deployConfig(context({ env: 'staging', ...good, canaryMinRecords: value })),
+        new RegExp(`^Error: env=staging: -c canaryMinRecords must be a whole number ≥ 0, got '${value.replace('.', '\\.')}'\\.$`),
+        `'${value}'`,
+      );
+    }
+    assert.throws(
+      () => deployConfig(context({ env: 'prod', partnerApiUrl: good.partnerApiUrl, canaryMinRecords: '-5' })),
+      /env=prod: -c canaryMinRecords must be a whole number ≥ 0, got '-5'; -c alarmEmail=\S+ is required\.$/,
+    );
+  });
 });

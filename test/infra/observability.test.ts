@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Duration, Stack, type CfnElement } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import type { IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { EnvironmentConfig } from '../../infra/config.ts';
@@ -46,6 +47,24 @@ function watched(props: Record<string, any>) {
   const stat = query?.MetricStat;
   return { namespace: stat.Metric.Namespace, metricName: stat.Metric.MetricName, dimensions: stat.Metric.Dimensions, stat: stat.Stat, period: stat.Period };
 }
+
+/** Every metric (MetricStat) an alarm's queries read, by query id. */
+function statsOf(props: Record<string, any>): Record<string, { Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: unknown }[] }; Stat: string; Period: number }> {
+  return Object.fromEntries((props.Metrics as Array<Record<string, any>>).filter((query) => query.MetricStat).map((query) => [query.Id, query.MetricStat]));
+}
+/** The one expression (math or Metrics Insights) an alarm returns. */
+function expressionOf(props: Record<string, any>): string {
+  const returned = (props.Metrics as Array<Record<string, any>>).filter((query) => query.ReturnData !== false && query.Expression !== undefined);
+  assert.equal(returned.length, 1, `${props.AlarmName}: one returned expression`);
+  return joined(returned[0]!.Expression);
+}
+/** A deploy-time string as text: literal parts as they are, references as their JSON. */
+function joined(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const parts = (value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+  return parts.map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
+}
+const dimensionsOf = (metric: { Dimensions: { Name: string; Value: unknown }[] }) => Object.fromEntries(metric.Dimensions.map((d) => [d.Name, d.Value]));
 
 const dev = synthStack('dev');
 const devTopic = { Ref: logicalId(dev.stack, dev.stack.observability.topic.node.defaultChild) };
@@ -110,6 +129,36 @@ describe('BallastObservability: dashboard', () => {
     assert.match(body, /100 \* SUM\(SEARCH\([^)]*CacheHits[^)]*\)\) \/ SUM\(SEARCH\([^)]*CacheHits[^)]*CacheMisses[^)]*CacheFallbacks/);
   });
 
+  it('shows what Lambda\'s pollers did with each event source mapping\'s events, one widget per mapping', () => {
+    // GIVEN dev's three mappings: the jobs queue, the state stream, the invalidator's failures
+    const { stack, template } = dev;
+    const mappings = template.findResources('AWS::Lambda::EventSourceMapping') as Record<string, Resource>;
+    const mappingOf = (fn: { node: { defaultChild?: unknown } }) => {
+      const fnRef = JSON.stringify({ Ref: logicalId(stack, fn.node.defaultChild) });
+      const ids = Object.entries(mappings).filter(([, mapping]) => JSON.stringify(mapping.Properties.FunctionName) === fnRef).map(([id]) => id);
+      assert.equal(ids.length, 1, `one mapping invokes ${fnRef}`);
+      return { Ref: ids[0] };
+    };
+    const expected = [
+      ['Jobs → worker', stack.resolve(stack.worker.eventSourceMappingId)],
+      ['State stream → cache invalidator', mappingOf(stack.invalidator)],
+      ['Failed invalidations → repair', mappingOf(stack.invalidationRepair)],
+    ] as const;
+    assert.equal(Object.keys(mappings).length, 3);
+    // THEN each mapping publishes its event counts
+    for (const [id, mapping] of Object.entries(mappings)) assert.deepEqual(mapping.Properties.MetricsConfig, { Metrics: ['EventCount'] }, id);
+    // AND each has its widget with the six counts, on its own EventSourceMappingUUID
+    for (const [name, ref] of expected) {
+      const start = body.indexOf(`"title":"${name}: events per minute"`);
+      assert.ok(start >= 0, `widget "${name}: events per minute"`);
+      const widget = body.slice(start, body.indexOf('{"type":', start));
+      for (const metric of ['PolledEventCount', 'InvokedEventCount', 'FailedInvokeEventCount', 'DeletedEventCount', 'DroppedEventCount', 'FilteredOutEventCount']) {
+        assert.ok(widget.includes(`["AWS/Lambda","${metric}","EventSourceMappingUUID","${JSON.stringify(ref)}"`), `${name}: ${metric} of ${JSON.stringify(ref)}`);
+      }
+      assert.equal(widget.match(/"EventSourceMappingUUID"/g)?.length, 6, `${name}: its own mapping only`);
+    }
+  });
+
   it('lists every alarm in an alarm status widget', () => {
     const widget = body.slice(body.indexOf('"type":"alarm"'));
     assert.match(widget, /^"type":"alarm".*"title":"Alarms \(ballast-dev\)","alarms":\[/);
@@ -123,28 +172,54 @@ describe('BallastObservability: alarms', () => {
   it('every alarm notifies the topic on ALARM and OK, and says what to do first', () => {
     // GIVEN/WHEN dev is synthesized
     const { alarms } = dev.stack.observability;
-    // THEN the ten alarms of the brief, the code-faults rollback alarm, the repair DLQ's and the new-dead-letters one, the worker's own errors alarm included
-    assert.equal(alarms.length, 13);
-    assert.ok(alarms.includes(dev.stack.worker.errorsAlarm));
+    // THEN 24 alarms:
+    //   jobs queue: oldest message age, DLQ not empty, new dead letters (3)
+    //   worker (live alias): p99 duration, throttles; duplicate rate; lock contention (4)
+    //   invalidator: iterator age, on-failure queue not empty, its DLQ not empty (3)
+    //   cache: fallbacks, breaker opened, invalidations skipped, ElastiCache throttled commands (4)
+    //   read API 5xx (1)
+    //   tables: read and write throttles of each, system errors of each (6)
+    //   the worker's own per-version errors and duration alarms, the code-faults rollback alarm (3)
+    assert.equal(alarms.length, 24);
+    assert.equal(new Set(alarms).size, 24, 'each listed once');
+    dev.template.resourceCountIs('AWS::CloudWatch::Alarm', 24);
+    const own = [dev.stack.worker.errorsAlarm, dev.stack.worker.durationAlarm];
+    for (const alarm of own) assert.ok(alarms.includes(alarm), `${alarm.node.path} listed`);
     for (const alarm of alarms) {
       const props = alarmProps(dev, alarm);
       assert.deepEqual(props.AlarmActions, [devTopic], `${props.AlarmName} ALARM action`);
       assert.deepEqual(props.OKActions, [devTopic], `${props.AlarmName} OK action`);
       assert.ok(props.AlarmDescription, `${props.AlarmName} has a description`);
-      if (alarm !== dev.stack.worker.errorsAlarm) assert.match(props.AlarmDescription, /First: .*`ballast [a-z ]+.*--env dev`/, props.AlarmName);
+      assert.match(props.AlarmDescription, /First: .*`ballast [a-z ]+.*--env dev`/, props.AlarmName ?? alarm.node.path);
     }
   });
 
-  it('code faults: the deployed version\'s records failing with unexpected errors (dead-lettered or retried) ≥ 1 per minute', () => {
+  it('code faults: the deployed version\'s records failing with unexpected errors ≥ 5 % of its records in 2 of 3 minutes, once it has 10 a minute', () => {
     const { props } = alarmBySuffix(dev, '-Worker-CodeFaults-Rollback');
-    const metrics = props.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string; Dimensions: { Name: string; Value: string }[] } } }[];
-    assert.match(metrics.find((m) => m.Expression)?.Expression ?? '', /deadLettered.*retried/);
-    for (const name of ['SentToDlq', 'JobsRetried']) {
-      const stat = metrics.find((m) => m.MetricStat?.Metric.MetricName === name)?.MetricStat;
-      assert.deepEqual(Object.fromEntries((stat?.Metric.Dimensions ?? []).map((d) => [d.Name, d.Value])),
-        { service: 'ballast-worker', workerVersion: 'test', reason: 'unexpected' }, name);
+    // THEN faults = dead-lettered + retried (reason unexpected); records = processed + duplicates + faults
+    const faults = 'FILL(deadLettered, 0) + FILL(retried, 0)';
+    const records = `FILL(processed, 0) + FILL(duplicates, 0) + ${faults}`;
+    assert.equal(expressionOf(props), `IF(${records} >= 10, 100 * (${faults}) / (${records}), 0)`);
+    const stats = statsOf(props);
+    const version = { service: 'ballast-worker', workerVersion: 'test' };
+    for (const [id, metricName, dimensions] of [
+      ['deadLettered', 'SentToDlq', { ...version, reason: 'unexpected' }],
+      ['retried', 'JobsRetried', { ...version, reason: 'unexpected' }],
+      ['processed', 'JobsProcessed', version],
+      ['duplicates', 'DuplicatesSuppressed', version],
+    ] as const) {
+      assert.equal(stats[id]?.Metric.Namespace, 'Ballast', id);
+      assert.equal(stats[id]?.Metric.MetricName, metricName, id);
+      assert.deepEqual(dimensionsOf(stats[id]!.Metric), dimensions, id);
+      assert.equal(stats[id]?.Stat, 'Sum', id);
+      assert.equal(stats[id]?.Period, 60, id);
     }
-    assert.equal(props.Threshold, 1);
+    assert.equal(Object.keys(stats).length, 4);
+    assert.equal(props.Threshold, 5);
+    assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(props.EvaluationPeriods, 3);
+    assert.equal(props.DatapointsToAlarm, 2);
+    assert.equal(props.TreatMissingData, 'notBreaching');
   });
 
   it('DLQ not empty: visible messages in the jobs DLQ > 0', () => {
@@ -169,10 +244,21 @@ describe('BallastObservability: alarms', () => {
     }
   });
 
-  it('worker errors: the worker construct\'s own alarm, with the topic added', () => {
-    const props = alarmProps(dev, dev.stack.worker.errorsAlarm);
-    assert.equal(props.MetricName, 'Errors');
-    assert.deepEqual(props.AlarmActions, [devTopic]);
+  it('worker errors and duration: the worker construct\'s own per-version alarms, with the topic added', () => {
+    // GIVEN/WHEN dev is synthesized
+    const errors = alarmProps(dev, dev.stack.worker.errorsAlarm);
+    const duration = alarmProps(dev, dev.stack.worker.durationAlarm);
+    // THEN the error rate of the executed version, and its p99 duration
+    assert.match(expressionOf(errors), /^IF\(FILL\(invocations, 0\) >= 10, 100 \* FILL\(errors, 0\) \/ FILL\(invocations, 0\), 0\)$/);
+    assert.deepEqual(Object.values(statsOf(errors)).map((stat) => stat.Metric.MetricName).sort(), ['Errors', 'Invocations']);
+    assert.equal(duration.MetricName, 'Duration');
+    assert.equal(duration.ExtendedStatistic, 'p99');
+    for (const props of [errors, duration]) {
+      const dimensions = props.Dimensions ?? Object.values(statsOf(props))[0]?.Metric.Dimensions;
+      assert.ok(dimensions.some((d: { Name: string }) => d.Name === 'ExecutedVersion'), 'per executed version');
+      assert.deepEqual(props.AlarmActions, [devTopic]);
+      assert.deepEqual(props.OKActions, [devTopic]);
+    }
   });
 
   it('throttles: worker throttles > 0 in 5 minutes', () => {
@@ -191,6 +277,9 @@ describe('BallastObservability: alarms', () => {
     assert.ok(metric.dimensions.some((d: { Name: string }) => d.Name === 'Resource'), 'alias dimension');
     assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
     assert.equal(props.Threshold, 24_000);
+    // AND it covers every version behind the alias, so it only notifies: the rollback is the new version's own p99 alarm
+    assert.match(props.AlarmDescription, /Covers every version behind the alias/);
+    assert.doesNotMatch(props.AlarmDescription, /Rolls back a worker deployment/);
   });
 
   it('invalidator iterator age ≥ alarms.iteratorAge; its on-failure queue not empty', () => {
@@ -260,6 +349,111 @@ describe('BallastObservability: alarms', () => {
     assert.equal(props.Threshold, 5);
   });
 
+  it('cache fallbacks: reads answered from the table, a Metrics Insights sum over every version ≥ alarms.cacheFallbacksPer5Minutes per 5 minutes', () => {
+    const { props } = alarmBySuffix(dev, '-Cache-Fallbacks-Critical');
+    assert.equal(props.Metrics.length, 1);
+    assert.equal(expressionOf(props), 'SELECT SUM(CacheFallbacks) FROM SCHEMA("Ballast", service, workerVersion)');
+    assert.equal(props.Metrics[0].Period, 300);
+    assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(props.Threshold, 100);
+    assert.equal(props.TreatMissingData, 'notBreaching');
+    assert.match(props.AlarmDescription, /^100 or more cache reads in 5 minutes .*First: `ballast doctor --env dev`/);
+  });
+
+  it('breaker opened: any transition to open, by reason, over every version', () => {
+    const { props } = alarmBySuffix(dev, '-Cache-BreakerOpened-Critical');
+    assert.equal(expressionOf(props), "SELECT SUM(CacheBreakerTransitions) FROM SCHEMA(\"Ballast\", reason, service, workerVersion) WHERE reason = 'open'");
+    assert.equal(props.Metrics[0].Period, 300);
+    assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(props.Threshold, 1);
+    assert.equal(props.TreatMissingData, 'notBreaching');
+    assert.match(props.AlarmDescription, /circuit breaker opened.*First: `ballast doctor --env dev`/);
+  });
+
+  it('invalidations skipped: any stream record the invalidator could not read, whatever the reason', () => {
+    const { props } = alarmBySuffix(dev, '-Cache-InvalidationsSkipped-Critical');
+    assert.equal(expressionOf(props), 'SELECT SUM(CacheInvalidationsSkipped) FROM SCHEMA("Ballast", reason, service, workerVersion)');
+    assert.equal(props.Metrics[0].Period, 300);
+    assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(props.Threshold, 1);
+    assert.match(props.AlarmDescription, /First: `ballast cache check --repair --env dev`/);
+  });
+
+  it('ElastiCache throttled commands ≥ alarms.cacheThrottledCommandsPer5Minutes, on the serverless cache\'s clusterId', () => {
+    // GIVEN dev's serverless cache, and its name (its Ref, or the name it is given)
+    const caches = Object.entries(dev.template.findResources('AWS::ElastiCache::ServerlessCache')) as Array<[string, Resource]>;
+    assert.equal(caches.length, 1);
+    const [cacheId, cache] = caches[0]!;
+    const cacheName = cache.Properties.ServerlessCacheName ?? { Ref: cacheId };
+    const { props } = alarmBySuffix(dev, '-Cache-ThrottledCommands-Critical');
+    // THEN serverless caches publish under clusterId (CacheClusterId is node-based clusters')
+    assert.deepEqual(Object.values(statsOf(props)), [{
+      Metric: { Namespace: 'AWS/ElastiCache', MetricName: 'ThrottledCmds', Dimensions: [{ Name: 'clusterId', Value: cacheName }] },
+      Stat: 'Sum',
+      Period: 300,
+    }]);
+    assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(props.Threshold, 10);
+    assert.equal(props.TreatMissingData, 'notBreaching');
+    assert.match(props.AlarmDescription, /^ElastiCache throttled 10 or more commands in 5 minutes.*First: `ballast doctor --env dev`/);
+  });
+
+  it('DynamoDB throttles: read and write throttle events of each table ≥ alarms.dynamoDbThrottlesPer5Minutes per 5 minutes', () => {
+    const { stack } = dev;
+    for (const [name, table] of [['StateTable', stack.tables.state], ['ControlTable', stack.tables.control]] as const) {
+      for (const [kind, metricName] of [['Read', 'ReadThrottleEvents'], ['Write', 'WriteThrottleEvents']] as const) {
+        const { props } = alarmBySuffix(dev, `-${name}-${kind}-Throttled-Events-Critical`);
+        const stats = Object.values(statsOf(props));
+        assert.deepEqual(stats.map((stat) => [stat.Metric.Namespace, stat.Metric.MetricName, stat.Metric.Dimensions, stat.Stat, stat.Period]),
+          [['AWS/DynamoDB', metricName, [{ Name: 'TableName', Value: stack.resolve(table.tableName) }], 'Sum', 300]], `${name} ${kind}`);
+        assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold', `${name} ${kind}`);
+        assert.equal(props.Threshold, 10, `${name} ${kind}`);
+        assert.equal(props.TreatMissingData, 'notBreaching', `${name} ${kind}`);
+        assert.match(props.AlarmDescription, new RegExp(`^DynamoDB throttled 10 or more ${name} requests in 5 minutes.*First: \`ballast doctor --env dev\``), `${name} ${kind}`);
+      }
+    }
+  });
+
+  it('DynamoDB system errors: a Metrics Insights sum over every operation of each table ≥ alarms.dynamoDbSystemErrorsPer5Minutes', () => {
+    const { stack } = dev;
+    for (const [name, table] of [['StateTable', stack.tables.state], ['ControlTable', stack.tables.control]] as const) {
+      const { props } = alarmBySuffix(dev, `-Tables-${name}SystemErrors-Critical`);
+      // THEN every operation, transactions and stream reads included, not a list of them
+      assert.equal(props.Metrics.length, 1, name);
+      assert.equal(expressionOf(props),
+        `SELECT SUM(SystemErrors) FROM SCHEMA("AWS/DynamoDB", Operation, TableName) WHERE TableName = '${JSON.stringify(stack.resolve(table.tableName))}'`, name);
+      assert.equal(props.Metrics[0].Period, 300, name);
+      assert.equal(props.ComparisonOperator, 'GreaterThanOrEqualToThreshold', name);
+      assert.equal(props.Threshold, 5, name);
+      assert.equal(props.TreatMissingData, 'notBreaching', name);
+      assert.match(props.AlarmDescription, new RegExp(`^DynamoDB answered 5 or more ${name} requests in 5 minutes with an internal error.*First: \`ballast doctor --env dev\``), name);
+    }
+  });
+
+  it('the cache and DynamoDB alarms follow the environment config', () => {
+    // GIVEN a config with other thresholds
+    const synth = synthStack('dev', devConfig((alarms) => ({
+      ...alarms, cacheFallbacksPer5Minutes: 250, cacheThrottledCommandsPer5Minutes: 3, dynamoDbThrottlesPer5Minutes: 7, dynamoDbSystemErrorsPer5Minutes: 2,
+    })));
+    // THEN
+    const fallbacks = alarmBySuffix(synth, '-Cache-Fallbacks-Critical').props;
+    assert.equal(fallbacks.Threshold, 250);
+    assert.match(fallbacks.AlarmDescription, /^250 or more cache reads/);
+    const throttled = alarmBySuffix(synth, '-Cache-ThrottledCommands-Critical').props;
+    assert.equal(throttled.Threshold, 3);
+    assert.match(throttled.AlarmDescription, /throttled 3 or more commands/);
+    for (const suffix of ['-StateTable-Read-Throttled-Events-Critical', '-ControlTable-Write-Throttled-Events-Critical']) {
+      const props = alarmBySuffix(synth, suffix).props;
+      assert.equal(props.Threshold, 7, suffix);
+      assert.match(props.AlarmDescription, /throttled 7 or more/, suffix);
+    }
+    for (const suffix of ['-Tables-StateTableSystemErrors-Critical', '-Tables-ControlTableSystemErrors-Critical']) {
+      const props = alarmBySuffix(synth, suffix).props;
+      assert.equal(props.Threshold, 2, suffix);
+      assert.match(props.AlarmDescription, /answered 2 or more/, suffix);
+    }
+  });
+
   it('the duplicate-rate and contention alarms follow the environment config', () => {
     // GIVEN a config with other thresholds
     const synth = synthStack('dev', devConfig((alarms) => ({ ...alarms, duplicateRatePercent: 7, lockContentionPer5Minutes: 12 })));
@@ -278,6 +472,10 @@ describe('BallastObservability: alarms', () => {
     refuse((alarms) => ({ ...alarms, duplicateRatePercent: 0 }), /alarms\.duplicateRatePercent 0 is outside \(0, 100\]/);
     refuse((alarms) => ({ ...alarms, duplicateRatePercent: 120 }), /alarms\.duplicateRatePercent 120 is outside/);
     refuse((alarms) => ({ ...alarms, lockContentionPer5Minutes: 0 }), /alarms\.lockContentionPer5Minutes 0 is not a whole number of at least 1/);
+    for (const field of ['cacheFallbacksPer5Minutes', 'cacheThrottledCommandsPer5Minutes', 'dynamoDbThrottlesPer5Minutes', 'dynamoDbSystemErrorsPer5Minutes'] as const) {
+      refuse((alarms) => ({ ...alarms, [field]: 0 }), new RegExp(`alarms\\.${field} 0 is not a whole number of at least 1`));
+      refuse((alarms) => ({ ...alarms, [field]: 2.5 }), new RegExp(`alarms\\.${field} 2\\.5 is not a whole number of at least 1`));
+    }
     refuse((alarms) => ({ ...alarms, oldestMessageAge: Duration.days(4) }), /alarms\.oldestMessageAge \(345600 s\) is not below the jobs queue's retention/);
   });
 });
@@ -314,19 +512,29 @@ describe('BallastObservability: topic and rollbacks', () => {
     assert.match(incoming.AlarmDescription, /Does not roll a deployment back/);
   });
 
-  it('the worker deployment group rolls back on its own code faults, p99 and errors — not on dead letters, which bad input also causes', () => {
-    const ref = (alarm: IAlarm) => ({ Name: dev.stack.resolve(alarm.alarmName) });
+  it('the worker deployment group rolls back on the new version\'s own errors, p99 and code faults — not on dead letters, which bad input also causes', () => {
+    // GIVEN/WHEN dev is synthesized
+    const ref = (alarm: IAlarm) => JSON.stringify({ Name: dev.stack.resolve(alarm.alarmName) });
     const [group] = Object.values(dev.template.findResources('AWS::CodeDeploy::DeploymentGroup')) as Resource[];
-    const listed = group?.Properties.AlarmConfiguration.Alarms as unknown[];
+    const listed = (group?.Properties.AlarmConfiguration.Alarms as unknown[]).map((entry) => JSON.stringify(entry));
+    // THEN exactly the alarms that judge the deployed version alone
     assert.equal(group?.Properties.AlarmConfiguration.Enabled, true);
-    for (const alarm of [
+    assert.deepEqual(listed.sort(), [
       dev.stack.worker.errorsAlarm,
+      dev.stack.worker.durationAlarm,
       alarmBySuffix(dev, '-Worker-CodeFaults-Rollback').alarm,
-      alarmBySuffix(dev, '-Worker-Latency-P99-Critical').alarm,
-    ]) {
-      assert.ok(listed.some((entry) => JSON.stringify(entry) === JSON.stringify(ref(alarm))), `${JSON.stringify(ref(alarm))} listed`);
+    ].map(ref).sort(), 'a business rejection or a DLQ awaiting replay must not roll a deployment back');
+    // AND not the alias-wide p99 (the old version's share of traffic is in it), nor any DLQ alarm
+    for (const suffix of ['-Worker-Latency-P99-Critical', '-JobsQueue-DLQ-Queue-Message-Count-Max-Critical', '-JobsQueue-DLQ-Queue-Incoming-Messages-Count-Max-Critical']) {
+      assert.ok(!listed.includes(ref(alarmBySuffix(dev, suffix).alarm)), `${suffix} does not roll back`);
     }
-    assert.equal(listed.length, 3, 'a business rejection or a DLQ awaiting replay must not roll a deployment back');
+    // AND the alias waits for every rollback alarm: each follows the version being deployed, so it
+    // is updated before that version's traffic shifts
+    const logicalIdOf = (construct: IConstruct) => dev.stack.resolve((construct.node.defaultChild as CfnElement).logicalId) as string;
+    const alias = dev.template.findResources('AWS::Lambda::Alias')[logicalIdOf(dev.stack.worker.alias)] as Resource & { DependsOn?: string[] };
+    for (const alarm of [dev.stack.worker.errorsAlarm, dev.stack.worker.durationAlarm, alarmBySuffix(dev, '-Worker-CodeFaults-Rollback').alarm]) {
+      assert.ok(alias?.DependsOn?.includes(logicalIdOf(alarm)), `the alias depends on ${alarm.node.path}`);
+    }
   });
 });
 

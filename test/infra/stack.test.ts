@@ -1,4 +1,7 @@
 import { describe, it } from 'node:test';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import assert from 'node:assert/strict';
 import { Duration, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
@@ -6,6 +9,7 @@ import type { IConstruct } from 'constructs';
 import type { BallastCache } from '../../infra/constructs/cache.ts';
 import type { BallastNetwork } from '../../infra/constructs/network.ts';
 import { ENVIRONMENT_NAMES } from '../../infra/config.ts';
+import { VPC_NETWORK_INTERFACE_ACTIONS } from '../../infra/constructs/ballast-function.ts';
 import { synthStack } from '../helpers/infra.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string };
@@ -31,6 +35,7 @@ function synthDev() {
     functionSecurityGroup: idOf(network.functionSecurityGroup),
     cacheSecurityGroup: idOf(cache.securityGroup),
     cache: idOf(cache.cache),
+    cacheUser: idOf(cache.user),
     privateSubnets: network.vpc.privateSubnets.map(idOf),
     invalidator: idOf(stack.invalidator),
     invalidatorFailures: idOf(stack.invalidatorFailures.queue),
@@ -277,8 +282,11 @@ describe('BallastStack', () => {
     it('lets the invalidation repair read the state stream (iterators and records only), get items and consume its queue, and nothing else', () => {
       // GIVEN/WHEN
       const { template, ids } = dev();
-      const statements = allowedTo(template, ids.roles.invalidationRepair)
-        .filter((s) => !actions(s).some((a) => a.startsWith('logs:') || a.startsWith('xray:')));
+      const all = allowedTo(template, ids.roles.invalidationRepair);
+      // (its ENIs in the VPC: exactly the network interface actions, checked for every function below)
+      const eni = all.filter((s) => actions(s).some((a) => a.startsWith('ec2:')));
+      assert.deepEqual(eni.map((s) => [actions(s).sort(), s.Resource]), [[[...VPC_NETWORK_INTERFACE_ACTIONS].sort(), '*']]);
+      const statements = all.filter((s) => !actions(s).some((a) => a.startsWith('logs:') || a.startsWith('xray:') || a.startsWith('ec2:')));
       // THEN each statement names exactly one resource and the actions on it
       const byResource = Object.fromEntries(statements.map((s) => [resources(s).join(), actions(s).sort()]));
       assert.deepEqual(byResource, {
@@ -286,26 +294,67 @@ describe('BallastStack', () => {
         [JSON.stringify({ 'Fn::GetAtt': [ids.state, 'Arn'] })]: ['dynamodb:GetItem'],
         [JSON.stringify({ 'Fn::GetAtt': [ids.invalidatorFailures, 'Arn'] })]:
           ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'],
+        // IAM auth to the cache, as its functions' user
+        [[JSON.stringify({ 'Fn::GetAtt': [ids.cache, 'ARN'] }), JSON.stringify({ 'Fn::GetAtt': [ids.cacheUser, 'Arn'] })].join()]: ['elasticache:Connect'],
       });
-      assert.equal(statements.length, 3);
+      assert.equal(statements.length, 4);
     });
 
-    it('grants no wildcard action, and "*" resources only to the X-Ray actions that cannot be scoped', () => {
+    it('grants no wildcard action, and "*" resources only to what cannot be scoped: X-Ray, the VPC functions\' ENIs, the post-traffic check\'s metric reads', () => {
+      const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
       for (const env of ENVIRONMENT_NAMES) {
         // GIVEN/WHEN
-        const { template } = synthStack(env);
-        const statements = Object.values(template.findResources('AWS::IAM::Policy'))
-          .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+        const { stack, template } = synthStack(env);
+        const policies = Object.values(template.findResources('AWS::IAM::Policy')) as Resource[];
+        const statements = policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+        const inVpc = [stack.worker.function, stack.invalidator, stack.invalidationRepair, stack.readApi].map((fn) => idOf(fn.executionRole));
+        const postTrafficCheck = stack.worker.postTrafficCheck && idOf(stack.worker.postTrafficCheck.executionRole);
         // THEN
         assert.ok(statements.length > 0);
         assert.deepEqual(statements.flatMap(actions).filter((a) => a.includes('*')), [], `${env}: no dynamodb:* or any other wildcard action`);
-        const unscoped = statements.filter((s) => resources(s).includes('"*"')).flatMap(actions);
-        assert.deepEqual([...new Set(unscoped)].sort(), ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], env);
+        for (const policy of policies) {
+          const roles = (policy.Properties.Roles as Array<{ Ref: string }>).map((role) => role.Ref);
+          for (const statement of (policy.Properties.PolicyDocument.Statement as Statement[]).filter((s) => resources(s).includes('"*"'))) {
+            const granted = actions(statement).sort();
+            const where = `${env}: ${JSON.stringify(granted)} on "*" for ${roles.join()}`;
+            if (granted.every((a) => XRAY.includes(a))) continue;
+            if (granted.some((a) => a.startsWith('ec2:'))) {
+              assert.deepEqual(granted, [...VPC_NETWORK_INTERFACE_ACTIONS].sort(), where);
+              assert.ok(roles.every((role) => inVpc.includes(role)), `${where}: only functions in the VPC`);
+            } else {
+              assert.deepEqual(granted, ['cloudwatch:GetMetricData'], where);
+              assert.deepEqual(roles, [postTrafficCheck], `${where}: only the post-traffic check`);
+            }
+          }
+        }
+        // AND each VPC function has its ENI statement; only staging and prod have a post-traffic check
+        for (const role of inVpc) {
+          assert.ok(allowedTo(template, role).some((s) => actions(s).includes('ec2:CreateNetworkInterface') && resources(s).includes('"*"')), `${env}: ${role} ENIs`);
+        }
+        assert.equal(statements.some((s) => actions(s).includes('cloudwatch:GetMetricData')), env === 'staging' || env === 'prod', `${env}: GetMetricData`);
+        assert.doesNotMatch(JSON.stringify(template.toJSON()), /"logs:\*"/, `${env}: no logs:* anywhere`);
+      }
+    });
+
+    it('attaches no managed policy to any function role, AWSLambdaVPCAccessExecutionRole included', () => {
+      for (const env of ENVIRONMENT_NAMES) {
+        // GIVEN/WHEN
+        const { stack, template } = synthStack(env);
+        const functions = [stack.worker.function, stack.worker.preTrafficCheck, stack.worker.postTrafficCheck, stack.invalidator, stack.invalidationRepair, stack.readApi];
+        const expected = functions.flatMap((fn) => (fn ? [idOf(fn.executionRole)] : [])).sort();
+        const roles = Object.entries(template.findResources('AWS::IAM::Role') as Record<string, Resource>)
+          .filter(([, role]) => JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'))
+          // CDK's own provider behind the VPC's restrictDefaultSecurityGroup is no ballast function (it brings AWSLambdaBasicExecutionRole).
+          .filter(([id]) => !id.startsWith('CustomVpcRestrictDefaultSGCustomResourceProviderRole'));
+        // THEN the Lambda roles are the ballast functions' (worker, hooks, invalidator, repair, read API)
+        assert.deepEqual(roles.map(([id]) => id).sort(), expected, env);
+        assert.equal(expected.length, env === 'staging' || env === 'prod' ? 6 : 5, `${env}: a post-traffic check only where canary.minRecords > 0`);
+        // AND none has a managed policy
+        for (const [id, role] of roles) assert.equal(role.Properties.ManagedPolicyArns, undefined, `${env}: ${id}`);
       }
     });
 
     it('scopes each function\'s own log statement to its log group, without AWSLambdaBasicExecutionRole', () => {
-      // (The VPC functions' AWSLambdaVPCAccessExecutionRole still carries the basic logs actions on "*".)
       // GIVEN/WHEN
       const { stack, template, resources } = dev();
       // THEN
@@ -380,9 +429,44 @@ describe('BallastStack', () => {
 });
 
 describe('codeVersion', () => {
-  it('is the package version plus a hash of the bundled code, so two different builds never share a worker version', async () => {
+  it('hashes what one function bundles: a change elsewhere keeps its version, a change it imports does not', async () => {
     const { codeVersion } = await import('../../infra/code-version.ts');
-    assert.match(codeVersion(), /^\d+\.\d+\.\d+\+[0-9a-f]{8}$/);
-    assert.equal(codeVersion(), codeVersion(), 'stable for the same code');
+    assert.match(codeVersion('worker'), /^\d+\.\d+\.\d+\+[0-9a-f]{8}$/);
+    assert.equal(codeVersion('worker'), codeVersion('worker'), 'stable for the same code');
+    assert.notEqual(codeVersion('worker'), codeVersion('read-api'), 'each function has its own version');
+
+    const root = mkdtempSync(join(tmpdir(), 'ballast-code-version-'));
+    try {
+      const write = (path: string, text: string) => {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), text);
+      };
+      const lock = (redisVersion: string, commanderVersion: string, denqueVersion = '2.1.0') => JSON.stringify({ lockfileVersion: 3, packages: {
+        'node_modules/ioredis': { version: redisVersion, dependencies: { denque: '^2.1.0' } },
+        'node_modules/denque': { version: denqueVersion },
+        'node_modules/commander': { version: commanderVersion },
+      } });
+      write('package.json', JSON.stringify({ version: '1.2.3' }));
+      write('package-lock.json', lock('6.0.0', '14.0.0'));
+      write('functions/job/index.ts', "import { used } from '../../shared/used.ts';\nexport const handler = used;\n");
+      write('shared/used.ts', "import { Redis } from 'ioredis';\nexport const used = () => Redis;\n");
+      write('shared/unused.ts', 'export const unused = 1;\n');
+      write('cli/main.ts', "import { Command } from 'commander';\nexport const cli = new Command();\n");
+      const first = codeVersion('job', root);
+      assert.match(first, /^1\.2\.3\+[0-9a-f]{8}$/);
+
+      write('shared/unused.ts', 'export const unused = 2;\n');
+      write('cli/main.ts', '// the CLI changed\n');
+      write('package-lock.json', lock('6.0.0', '14.1.0'));
+      assert.equal(codeVersion('job', root), first, 'a CLI change, an unimported shared file or a package the bundle does not use leave the version alone');
+
+      write('shared/used.ts', "import { Redis } from 'ioredis';\nexport const used = () => [Redis];\n");
+      const second = codeVersion('job', root);
+      assert.notEqual(second, first, 'a shared file the function imports changes it');
+      write('package-lock.json', lock('6.0.0', '14.1.0', '2.2.0'));
+      assert.notEqual(codeVersion('job', root), second, 'so does a locked dependency of a package it imports');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -56,9 +56,11 @@ describe('AWS SDK clients of the functions: bounded connection and request timeo
 
   for (const env of ENVIRONMENT_NAMES) {
     it(`${env}: every function is told its own timeout, and its SDK timeouts fall below it`, () => {
-      const functions = synthStack(env).template.findResources('AWS::Lambda::Function');
-      assert.ok(Object.keys(functions).length >= 4);
-      for (const [id, fn] of Object.entries(functions)) {
+      // CDK's own custom-resource handler (it empties the VPC's default security group) is not ours.
+      const functions = Object.entries(synthStack(env).template.findResources('AWS::Lambda::Function'))
+        .filter(([, fn]) => fn.Properties.Handler !== '__entrypoint__.handler');
+      assert.ok(functions.length >= 4);
+      for (const [id, fn] of functions) {
         const props = fn.Properties as { Timeout?: number; Environment?: { Variables?: Record<string, string> } };
         const timeoutMs = (props.Timeout ?? 3) * 1000;
         const told = props.Environment?.Variables?.[FUNCTION_TIMEOUT_ENV];

@@ -73,17 +73,21 @@ export function percentOverVersions(label: string, numerator: readonly string[],
 /**
  * The sum of one EMF metric over every service and version, as a CloudWatch Metrics Insights query:
  * the one form of "all versions, including future ones" an alarm accepts (one query per alarm,
- * evaluated over the last 3 hours).
+ * evaluated over the last 3 hours). `reason` narrows a by-reason metric to one reason.
  *
  * @example
  * metricsInsightsSum(METRICS.lockContention, Duration.minutes(5));
  * // SELECT SUM(LockContention) FROM SCHEMA("Ballast", service, workerVersion)
+ * metricsInsightsSum(CACHE_METRICS.breakerTransitions, Duration.minutes(5), { reason: 'open' });
+ * // SELECT SUM(CacheBreakerTransitions) FROM SCHEMA("Ballast", reason, service, workerVersion) WHERE reason = 'open'
  */
-export function metricsInsightsSum(metricName: string, period: Duration, label = `${metricName} (all versions)`): MathExpression {
+export function metricsInsightsSum(metricName: string, period: Duration, options: { label?: string; byReason?: boolean; reason?: string } = {}): MathExpression {
+  const byReason = options.byReason ?? options.reason !== undefined;
+  const schema = `SCHEMA("${BALLAST_NAMESPACE}", ${byReason ? 'reason, ' : ''}service, workerVersion)`;
   return new MathExpression({
-    expression: `SELECT SUM(${metricName}) FROM SCHEMA("${BALLAST_NAMESPACE}", service, workerVersion)`,
+    expression: `SELECT SUM(${metricName}) FROM ${schema}${options.reason ? ` WHERE reason = '${options.reason}'` : ''}`,
     usingMetrics: {},
-    label,
+    label: options.label ?? `${metricName}${options.reason ? ` (${options.reason})` : ''} (all versions)`,
     period,
   });
 }

@@ -15,6 +15,12 @@ export interface AlarmRunbook {
   readonly lockContention: string;
   readonly duplicateRate: string;
   readonly readApiErrors: string;
+  readonly cacheFallbacks: string;
+  readonly breakerOpened: string;
+  readonly invalidationsSkipped: string;
+  readonly cacheThrottledCommands: string;
+  readonly tableThrottles: (table: string) => string;
+  readonly tableSystemErrors: (table: string) => string;
 }
 
 export interface RunbookThresholds {
@@ -26,6 +32,10 @@ export interface RunbookThresholds {
   readonly duplicateRatePercent: number;
   readonly readApiServerErrorsPer5Minutes: number;
   readonly workerVersion: string;
+  readonly cacheFallbacksPer5Minutes: number;
+  readonly cacheThrottledCommandsPer5Minutes: number;
+  readonly dynamoDbThrottlesPer5Minutes: number;
+  readonly dynamoDbSystemErrorsPer5Minutes: number;
 }
 
 /**
@@ -51,7 +61,7 @@ export function alarmRunbook(t: RunbookThresholds): AlarmRunbook {
       + `${cli('status')} for backlog and in-flight, then check the account's concurrent-executions limit and other functions' use of it.`,
     durationP99: `Worker p99 duration is at or above 80 % of its ${t.workerTimeoutSeconds} s timeout: batches near the timeout are `
       + `cut off and redelivered (duplicates, lock contention). First: ${doctor} (duration and errors by version; dependency latency). `
-      + 'Rolls back a worker deployment in progress.',
+      + 'Covers every version behind the alias; a deployment rolls back on the new version\'s own p99 alarm.',
     iteratorAge: `The cache invalidator is ${t.iteratorAgeSeconds} s or more behind the state table's stream: cached accounts stay `
       + `stale until it catches up. First: ${doctor} (iterator age, invalidation lag, invalidator errors; is Redis reachable?).`,
     invalidatorFailures: 'Stream records the cache invalidator gave up on (retries exhausted or too old) are in its on-failure queue: '
@@ -69,5 +79,22 @@ export function alarmRunbook(t: RunbookThresholds): AlarmRunbook {
     readApiErrors: `The read API answered ${t.readApiServerErrorsPer5Minutes} or more requests in 5 minutes with 5xx (errors, `
       + `timeouts): a bug or the state table failing (Redis outages fall back to the table). First: ${doctor}, then the read API's `
       + 'error logs ("read request failed").',
+    cacheFallbacks: `${t.cacheFallbacksPer5Minutes} or more cache reads in 5 minutes were answered from the state table because Redis `
+      + `failed or the circuit breaker was open: reads still work, at DynamoDB's latency and cost. First: ${doctor} (is Redis reachable? `
+      + 'breaker state, ElastiCache throttling).',
+    breakerOpened: 'A cache circuit breaker opened: Redis failed repeatedly, so reads go to the state table until a probe succeeds. '
+      + `First: ${doctor} (cache reachability); the ElastiCache console for the serverless cache's events and limits.`,
+    invalidationsSkipped: 'The cache invalidator skipped stream records it could not read (by reason, e.g. malformed-record): those '
+      + `accounts' cache entries were not tombstoned and may be stale until their TTL. First: ${cli('cache check --repair')}, then the `
+      + 'invalidator\'s logs ("skipped") for the records and their cause.',
+    cacheThrottledCommands: `ElastiCache throttled ${t.cacheThrottledCommandsPer5Minutes} or more commands in 5 minutes: the cache is scaling `
+      + `slower than the load, or it hit its ECPU limit (CacheUsageLimits); throttled reads fall back to the table. First: ${doctor}; `
+      + 'then the cache\'s ElastiCacheProcessingUnits against its configured maximum.',
+    tableThrottles: (table) => `DynamoDB throttled ${t.dynamoDbThrottlesPer5Minutes} or more ${table} requests in 5 minutes (on-demand `
+      + `throughput or a hot partition): jobs retry with backoff and the backlog grows. First: ${doctor} (backlog, retries by reason), `
+      + 'then the table\'s hottest keys (CloudWatch Contributor Insights) and its on-demand maximum throughput.',
+    tableSystemErrors: (table) => `DynamoDB answered ${t.dynamoDbSystemErrorsPer5Minutes} or more ${table} requests in 5 minutes with `
+      + `an internal error (500): the SDK retries them, jobs retry after that, nothing is lost. First: ${doctor}; if it persists, the AWS `
+      + 'Health Dashboard for DynamoDB in this region.',
   };
 }

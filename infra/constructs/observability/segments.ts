@@ -1,5 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
-import { Color, ComparisonOperator, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Color, ComparisonOperator, MathExpression, Metric, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { CustomMonitoringProps } from 'cdk-monitoring-constructs';
@@ -160,8 +160,40 @@ export function locks(props: LocksSegmentProps): CustomMonitoringProps {
   };
 }
 
-/** Cache: hit ratio, reads by version, invalidation lag, refused fills by reason, repaired invalidations. */
-export function cache(): CustomMonitoringProps {
+/** An alarm at or above `threshold`, quiet while no data arrives, with its runbook text. */
+function atOrAbove(threshold: number, description: string, alarmFriendlyName: string) {
+  return {
+    alarmFriendlyName,
+    addAlarm: {
+      Critical: {
+        threshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingDataOverride: TreatMissingData.NOT_BREACHING,
+        alarmDescriptionOverride: description,
+      },
+    },
+  };
+}
+
+export interface CacheSegmentProps {
+  /** The serverless cache's name: the `clusterId` dimension of its AWS/ElastiCache metrics. */
+  readonly cacheName: string;
+  readonly fallbacksPer5Minutes: number;
+  readonly throttledCommandsPer5Minutes: number;
+  readonly descriptions: { readonly fallbacks: string; readonly breakerOpened: string; readonly invalidationsSkipped: string; readonly throttledCommands: string };
+}
+
+/**
+ * Cache: hit ratio, reads by version, invalidation lag, refused fills by reason, repaired
+ * invalidations; alarms on reads falling back to the table, the breaker opening, skipped
+ * invalidations (all versions) and commands ElastiCache throttled.
+ */
+export function cache(props: CacheSegmentProps): CustomMonitoringProps {
+  // Serverless caches publish under `clusterId` (node-based clusters use CacheClusterId).
+  const throttled = new Metric({
+    namespace: 'AWS/ElastiCache', metricName: 'ThrottledCmds', dimensionsMap: { clusterId: props.cacheName },
+    statistic: Stats.SUM, period: FIVE_MINUTES, label: 'Commands throttled by ElastiCache',
+  });
   return {
     humanReadableName: 'Cache',
     alarmFriendlyName: 'Cache',
@@ -171,6 +203,22 @@ export function cache(): CustomMonitoringProps {
         title: 'Cache reads by version',
         graphWidgetAxis: COUNT_AXIS,
         metrics: [searchByVersion([CACHE_METRICS.hits, CACHE_METRICS.misses, CACHE_METRICS.fallbacks])],
+      },
+      {
+        title: 'Cache trouble per 5 minutes (all versions)',
+        graphWidgetAxis: COUNT_AXIS,
+        metrics: [
+          { metric: metricsInsightsSum(CACHE_METRICS.fallbacks, FIVE_MINUTES), ...atOrAbove(props.fallbacksPer5Minutes, props.descriptions.fallbacks, 'Fallbacks') },
+          {
+            metric: metricsInsightsSum(CACHE_METRICS.breakerTransitions, FIVE_MINUTES, { reason: 'open' }),
+            ...atOrAbove(1, props.descriptions.breakerOpened, 'BreakerOpened'),
+          },
+          {
+            metric: metricsInsightsSum(CACHE_METRICS.invalidationsSkipped, FIVE_MINUTES, { byReason: true }),
+            ...atOrAbove(1, props.descriptions.invalidationsSkipped, 'InvalidationsSkipped'),
+          },
+          { metric: throttled, ...atOrAbove(props.throttledCommandsPer5Minutes, props.descriptions.throttledCommands, 'ThrottledCommands') },
+        ],
       },
       {
         title: 'Invalidation lag (commit to tombstone)',
@@ -194,6 +242,59 @@ export function cache(): CustomMonitoringProps {
         ],
       },
     ],
+  };
+}
+
+export interface TableErrorsSegmentProps {
+  /** The tables, by the name their line and alarm get. */
+  readonly tables: readonly { readonly name: string; readonly tableName: string }[];
+  readonly systemErrorsPer5Minutes: number;
+  readonly description: (tableName: string) => string;
+}
+
+/**
+ * DynamoDB system errors (HTTP 500s) per table over every operation — transactions and stream reads
+ * included, which per-operation metric lists tend to miss — as one Metrics Insights query each.
+ */
+export function tableSystemErrors(props: TableErrorsSegmentProps): CustomMonitoringProps {
+  return {
+    humanReadableName: 'DynamoDB system errors',
+    alarmFriendlyName: 'Tables',
+    metricGroups: [{
+      title: 'DynamoDB system errors per 5 minutes (every operation)',
+      graphWidgetAxis: COUNT_AXIS,
+      metrics: props.tables.map((table) => ({
+        metric: new MathExpression({
+          expression: `SELECT SUM(SystemErrors) FROM SCHEMA("AWS/DynamoDB", Operation, TableName) WHERE TableName = '${table.tableName}'`,
+          usingMetrics: {},
+          label: `${table.name} system errors`,
+          period: FIVE_MINUTES,
+        }),
+        ...atOrAbove(props.systemErrorsPer5Minutes, props.description(table.name), `${table.name}SystemErrors`),
+      })),
+    }],
+  };
+}
+
+export interface EventSourceMappingsSegmentProps {
+  /** Each SQS or stream mapping with its `EventSourceMappingUUID` (MetricsConfig EventCount on). */
+  readonly mappings: readonly { readonly name: string; readonly id: string }[];
+}
+
+/** What Lambda's pollers did with each mapping's events: polled, invoked, failed, deleted, dropped, filtered out. */
+export function eventSourceMappings(props: EventSourceMappingsSegmentProps): CustomMonitoringProps {
+  const counts = ['PolledEventCount', 'InvokedEventCount', 'FailedInvokeEventCount', 'DeletedEventCount', 'DroppedEventCount', 'FilteredOutEventCount'];
+  return {
+    humanReadableName: 'Event source mappings (Lambda pollers)',
+    alarmFriendlyName: 'Mappings',
+    metricGroups: props.mappings.map((mapping) => ({
+      title: `${mapping.name}: events per minute`,
+      graphWidgetAxis: COUNT_AXIS,
+      metrics: counts.map((metricName) => new Metric({
+        namespace: 'AWS/Lambda', metricName, dimensionsMap: { EventSourceMappingUUID: mapping.id },
+        statistic: Stats.SUM, period: GRAPH_PERIOD, label: metricName.replace(/EventCount$/, ''),
+      })),
+    })),
   };
 }
 
