@@ -13,8 +13,8 @@ import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dyn
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDb } from '../local/engines/index.ts';
 import { createEnvelope } from '../shared/envelope/index.ts';
 import { IdempotencyStore } from '../shared/idempotency/index.ts';
-import { accountKey } from '../shared/jobs/index.ts';
-import { creditJob } from '../functions/worker/jobs/index.ts';
+import { accountKey } from '../workloads/accounts/index.ts';
+import { creditJob } from '../workloads/accounts/index.ts';
 import { createBallastTables } from '../test/helpers/tables.ts';
 import { createObservability } from '../shared/observability/index.ts';
 import { createLambdaContext } from '../local/lambda/context.ts';

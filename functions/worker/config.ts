@@ -1,11 +1,14 @@
 import { cacheConnectionFromEnv, type CacheAuthConfig } from '../../shared/cache/index.ts';
+import { workloadSettings, type Workload } from '../../shared/workloads/index.ts';
+import { WORKLOADS } from '../../workloads/registry.ts';
 
 /** The worker's settings, all from environment variables the CDK stack (or local cloud) sets. */
 export interface WorkerConfig {
   readonly stateTableName: string;
   readonly controlTableName: string;
   readonly deadLetterQueueUrl: string;
-  readonly partnerApiUrl: string;
+  /** The registered workloads' declared settings (e.g. an external API's URL), each required. */
+  readonly settings: Readonly<Record<string, string>>;
   readonly workerVersion: string;
   readonly maxReceiveCount: number;
   readonly leaseMs: number;
@@ -29,7 +32,7 @@ export interface WorkerConfig {
  * Reads {@link WorkerConfig} from `env`, failing at cold start with every missing or malformed
  * variable named, rather than on the first message.
  */
-export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, workloads: readonly Workload[] = WORKLOADS): WorkerConfig {
   const problems: string[] = [];
   const text = (name: string, fallback?: string) => {
     const value = env[name] ?? fallback;
@@ -47,7 +50,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
     stateTableName: text('STATE_TABLE_NAME'),
     controlTableName: text('CONTROL_TABLE_NAME'),
     deadLetterQueueUrl: text('DEAD_LETTER_QUEUE_URL'),
-    partnerApiUrl: text('PARTNER_API_URL'),
+    settings: Object.fromEntries(workloadSettings(workloads).map((name) => [name, text(name)])),
     workerVersion: text('WORKER_VERSION', env.AWS_LAMBDA_FUNCTION_VERSION),
     maxReceiveCount: integer('MAX_RECEIVE_COUNT', 5, 1),
     leaseMs: integer('LOCK_LEASE_MS', 30_000, 1),

@@ -1,6 +1,6 @@
 /**
  * Lambda entry point of the SQS worker. Clients and config are created once per container; the
- * handler is ballast's batch pipeline over the account jobs.
+ * handler is ballast's batch pipeline over the registered workloads' jobs (`workloads/registry.ts`).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';

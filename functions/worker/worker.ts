@@ -10,7 +10,8 @@ import { envelopeChecks, pingCache, readinessProbe, type CachePingTarget, type R
 import { IdempotencyStore } from '../../shared/idempotency/index.ts';
 import { createObservability, type Observability } from '../../shared/observability/index.ts';
 import type { WorkerConfig } from './config.ts';
-import { accountJobs } from './jobs/index.ts';
+import { workloadJobs } from '../../shared/workloads/index.ts';
+import { WORKLOADS } from '../../workloads/registry.ts';
 
 export interface WorkerDependencies {
   readonly config: WorkerConfig;
@@ -18,13 +19,13 @@ export interface WorkerDependencies {
   readonly sqs: SQSClient;
   /** @default - Powertools logger and metrics stamped with `config.workerVersion` */
   readonly observability?: Observability;
-  /** @default - the account workload ({@link accountJobs}) */
+  /** @default - the job types of every registered workload (`workloads/registry.ts`) */
   readonly jobs?: readonly JobHandler[];
   /** @default Date.now */
   readonly nowMs?: () => number;
 }
 
-/** Composes the SQS worker: Middy + ballast's batch pipeline over the account jobs. */
+/** Composes the SQS worker: Middy + ballast's batch pipeline over the registered workloads' jobs. */
 export function createWorker(deps: WorkerDependencies) {
   const { config } = deps;
   const store = new IdempotencyStore({
@@ -34,7 +35,15 @@ export function createWorker(deps: WorkerDependencies) {
     retentionSeconds: config.idempotencyRetentionSeconds,
     nowMs: deps.nowMs,
   });
-  const jobs = deps.jobs ?? accountJobs({ stateTableName: config.stateTableName, partnerApiUrl: config.partnerApiUrl, nowMs: deps.nowMs });
+  const jobs = deps.jobs ?? workloadJobs(WORKLOADS, {
+    stateTableName: config.stateTableName,
+    setting: (name) => {
+      const value = config.settings[name];
+      if (value === undefined) throw new Error(`worker configuration: ${name} is required`);
+      return value;
+    },
+    nowMs: deps.nowMs,
+  });
   // Once per container, like the cache-using functions' client (and its IAM token source).
   const cache: CachePingTarget | undefined = config.cacheUrl
     ? cacheConnectionOptions({ cacheUrl: config.cacheUrl, cacheCluster: config.cacheCluster ?? false, cacheAuth: config.cacheAuth ?? { mode: 'none' } })

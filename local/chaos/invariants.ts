@@ -1,7 +1,7 @@
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { STATUS } from '../../shared/idempotency/record.ts';
-import { JOB_TYPES } from '../../shared/jobs/index.ts';
+import { JOB_TYPES } from '../../workloads/accounts/index.ts';
 import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { listDeadLetters } from '../../shared/operations/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';

@@ -7,7 +7,7 @@
  */
 import { CURRENT_SCHEMA_VERSION, SUPPORTED_MAJOR_VERSIONS } from '../../shared/envelope/index.ts';
 import { REASONS, type Reason } from '../../shared/errors/index.ts';
-import { JOB_TYPES } from '../../shared/jobs/index.ts';
+import { JOB_TYPES } from '../../workloads/accounts/index.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../shared/producer/size.ts';
 
 /** The families of bad (and deliberately awkward but valid) bodies; see {@link poisonMessages}. */

@@ -1,6 +1,6 @@
 import { createEnvelope, type Envelope } from '../../shared/envelope/index.ts';
 import { REASONS, type Reason } from '../../shared/errors/index.ts';
-import { JOB_TYPES } from '../../shared/jobs/index.ts';
+import { JOB_TYPES } from '../../workloads/accounts/index.ts';
 import { poisonMessages, seededRandom, type PoisonMessage } from './poison.ts';
 
 /** What a valid chaos job is, and so which dead-letter reasons its own schedule can give it. */

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope } from '../../shared/envelope/index.ts';
-import { accountKey } from '../../shared/jobs/index.ts';
+import { accountKey } from '../../workloads/accounts/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 
 /**

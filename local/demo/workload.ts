@@ -1,5 +1,5 @@
 import { createEnvelope, type Envelope } from '../../shared/envelope/index.ts';
-import { JOB_TYPES } from '../../shared/jobs/index.ts';
+import { JOB_TYPES } from '../../workloads/accounts/index.ts';
 
 /** What one demo message is, so the summary can account for every one. */
 export type DemoKind = 'credit' | 'debit' | 'sync-profile' | 'duplicate' | 'malformed' | 'incompatible';

@@ -1,6 +1,6 @@
 import { ReplyError } from 'ioredis';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { accountKey } from '../jobs/index.ts';
+import { accountKey } from '../../workloads/accounts/schemas.ts';
 import { countByReason, MetricUnit, type Observability } from '../observability/index.ts';
 import { withDefaults } from '../options/index.ts';
 import { STATE_TABLE } from '../tables/index.ts';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { createEnvelope, describeIssues, type Envelope } from '../envelope/index.ts';
-import { BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE, type BalanceChange, type SyncProfile } from '../jobs/index.ts';
+import { BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE, type BalanceChange, type SyncProfile } from '../../workloads/accounts/schemas.ts';
 import { InvalidJobError, type ProducerErrorOptions } from './errors.ts';
 
 /** A shipped job type: its payload schema and whether producers must name the intent's key. */

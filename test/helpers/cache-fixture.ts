@@ -10,7 +10,7 @@ import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from
 import {
   AccountCache, cacheScripts, connectCacheClient, createCacheClient, type AccountCacheOptions, type CacheClient, type CacheConnectionOptions,
 } from '../../shared/cache/index.ts';
-import { accountKey, type Account } from '../../shared/jobs/index.ts';
+import { accountKey, type Account } from '../../workloads/accounts/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 import { createInvalidator } from '../../functions/cache-invalidator/invalidator.ts';
 import { createReadApi } from '../../functions/read-api/read-api.ts';

@@ -10,7 +10,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { createWorker } from '../../functions/worker/worker.ts';
-import { accountJobs } from '../../functions/worker/jobs/index.ts';
+import { accountJobs, PARTNER_API_URL } from '../../workloads/accounts/index.ts';
 import type { WorkerConfig } from '../../functions/worker/config.ts';
 import type { ExternalJob, JobHandler } from '../../shared/batch/index.ts';
 import { createLambdaContext } from '../../local/lambda/context.ts';
@@ -20,7 +20,7 @@ import type { TestQueues } from './worker-harness.ts';
 const { queues, config, holdMs } = JSON.parse(process.env.BALLAST_TEST_WORKER ?? '{}') as { queues: TestQueues; config: WorkerConfig; holdMs: number };
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-const jobs: JobHandler[] = accountJobs({ stateTableName: config.stateTableName, partnerApiUrl: config.partnerApiUrl }).map((job) => {
+const jobs: JobHandler[] = accountJobs({ stateTableName: config.stateTableName, partnerApiUrl: config.settings[PARTNER_API_URL] ?? '' }).map((job) => {
   if (job.effects !== 'external') return job;
   const held: ExternalJob<unknown> = {
     ...job,

@@ -7,7 +7,7 @@ import {
   CreateQueueCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type Message,
 } from '@aws-sdk/client-sqs';
 import { createEnvelope, type Envelope, type EnvelopeInput } from '../../shared/envelope/index.ts';
-import { accountKey, type Account } from '../../shared/jobs/index.ts';
+import { accountKey, PARTNER_API_URL, type Account } from '../../workloads/accounts/index.ts';
 import { createLambdaContext } from '../../local/lambda/context.ts';
 import { failedRecordIds, toSqsRecord } from '../../local/lambda/sqs-records.ts';
 import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server.ts';
@@ -84,7 +84,7 @@ export function useWorkerHarness() {
         stateTableName: tables.state,
         controlTableName: tables.control,
         deadLetterQueueUrl: queues.dlqUrl,
-        partnerApiUrl: partner.url,
+        settings: { [PARTNER_API_URL]: partner.url },
         workerVersion: 'test-1',
         maxReceiveCount: 5,
         leaseMs: 30_000,

@@ -4,7 +4,7 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { AccountCache, connectCacheClient, createCacheClient } from '../../shared/cache/index.ts';
 import { createEnvelope } from '../../shared/envelope/index.ts';
-import { accountKey } from '../../shared/jobs/index.ts';
+import { accountKey } from '../../workloads/accounts/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope } from '../../shared/envelope/index.ts';
-import { accountKey } from '../../shared/jobs/index.ts';
+import { accountKey } from '../../workloads/accounts/index.ts';
 import { creditJob } from '../../shared/producer/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { eventually, useCliFixture, type RunningCloud } from '../helpers/cli-fixture.ts';

@@ -4,7 +4,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { accountCacheKeys, connectCacheClient, createCacheClient, encodeAccount, toCachedAccount, type CacheClient } from '../../shared/cache/index.ts';
 import { createEnvelope } from '../../shared/envelope/index.ts';
-import { accountKey } from '../../shared/jobs/index.ts';
+import { accountKey } from '../../workloads/accounts/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { eventually, useCliFixture, type RunningCloud } from '../helpers/cli-fixture.ts';
 

@@ -9,7 +9,7 @@ import { createInvalidationRepair, UNREADABLE_MESSAGE } from '../../functions/in
 import { streamInvocationRecord, type StreamInvocationRecord } from '../../local/lambda/dynamodb-stream-records.ts';
 import { startLocalCloud } from '../../local/cloud/index.ts';
 import { startRedis } from '../../local/engines/index.ts';
-import { accountKey } from '../../shared/jobs/index.ts';
+import { accountKey } from '../../workloads/accounts/index.ts';
 import { accountCacheKeys, CACHE_METRICS, encodeAccount, FILL_OUTCOMES, toCachedAccount } from '../../shared/cache/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';

@@ -6,7 +6,7 @@ import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope } from '../../shared/envelope/index.ts';
-import { accountKey } from '../../shared/jobs/index.ts';
+import { accountKey } from '../../workloads/accounts/index.ts';
 import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server.ts';

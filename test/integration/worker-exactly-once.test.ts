@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { JOB_TYPES } from '../../shared/jobs/index.ts';
+import { JOB_TYPES } from '../../workloads/accounts/index.ts';
 import { METRICS } from '../../shared/observability/index.ts';
 import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { exitOf, runNode, waitForOutput } from '../helpers/processes.ts';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { REASONS } from '../../shared/errors/index.ts';
-import { JOB_TYPES } from '../../shared/jobs/index.ts';
+import { JOB_TYPES } from '../../workloads/accounts/index.ts';
 import { METRICS } from '../../shared/observability/index.ts';
 import { captureOutput, metricTotal, type CapturedOutput } from '../helpers/output.ts';
 import { useWorkerHarness } from '../helpers/worker-harness.ts';

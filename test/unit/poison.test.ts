@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { z } from 'zod';
 import { ENVELOPE_V1, SUPPORTED_MAJOR_VERSIONS } from '../../shared/envelope/index.ts';
-import { BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE } from '../../shared/jobs/index.ts';
+import { BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE } from '../../workloads/accounts/index.ts';
 import { REASONS } from '../../shared/errors/index.ts';
 import { POISON_KINDS, POISON_LIMITS, poisonMessages, seededRandom, type PoisonKind, type PoisonMessage } from '../../local/chaos/poison.ts';
 

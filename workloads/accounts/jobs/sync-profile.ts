@@ -1,4 +1,4 @@
-import { accountKey, JOB_TYPES, SYNC_PROFILE, type SyncProfile } from '../../../shared/jobs/index.ts';
+import { accountKey, JOB_TYPES, SYNC_PROFILE, type SyncProfile } from '../schemas.ts';
 import { FatalError, FencedError, REASONS, TransientError } from '../../../shared/errors/index.ts';
 import type { ExternalJob } from '../../../shared/batch/index.ts';
 import { STATE_TABLE } from '../../../shared/tables/index.ts';

@@ -1,4 +1,4 @@
-import { accountKey, BALANCE_CHANGE, JOB_TYPES, type BalanceChange } from '../../../shared/jobs/index.ts';
+import { accountKey, BALANCE_CHANGE, JOB_TYPES, type BalanceChange } from '../schemas.ts';
 import { FatalError, REASONS } from '../../../shared/errors/index.ts';
 import type { TransactionalJob } from '../../../shared/batch/index.ts';
 import { STATE_TABLE } from '../../../shared/tables/index.ts';

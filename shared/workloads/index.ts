@@ -1,0 +1,65 @@
+import type { JobHandler } from '../batch/index.ts';
+
+/** What the worker hands a workload when it builds its jobs, once per container. */
+export interface WorkloadRuntime {
+  readonly stateTableName: string;
+  /** The value of one of the workload's declared {@link Workload.settings} (checked present at cold start). */
+  setting(name: string): string;
+  /** @default Date.now */
+  readonly nowMs?: () => number;
+}
+
+/**
+ * A team's domain, plugged into the framework: its job types and what they need. The framework
+ * (`shared/`, `functions/`, `infra/`, `cli/`, `local/`) knows no workload; the one list of them
+ * is `workloads/registry.ts`.
+ */
+export interface Workload {
+  /** Its folder under `workloads/`, lowercase, e.g. `'accounts'`. */
+  readonly name: string;
+  /**
+   * Environment variables its jobs read through {@link WorkloadRuntime.setting}, e.g. an external
+   * API's base URL. The worker refuses to start without them, naming each.
+   * @default []
+   */
+  readonly settings?: readonly string[];
+  /** One handler per job type it owns, `<entity>.<verb>`. */
+  jobs(runtime: WorkloadRuntime): readonly JobHandler[];
+  /**
+   * Words that only this workload may use, so the boundary test can tell when the framework
+   * starts to know it (test/unit/workload-boundary.test.ts).
+   */
+  readonly vocabulary: readonly RegExp[];
+}
+
+const NAME = /^[a-z][a-z0-9-]*$/;
+
+/** Declares a workload, refusing a malformed name or an empty vocabulary. */
+export function defineWorkload<const W extends Workload>(workload: W): W {
+  if (!NAME.test(workload.name)) throw new Error(`workload name '${workload.name}' must be lowercase letters, digits and hyphens, starting with a letter`);
+  if (workload.vocabulary.length === 0) throw new Error(`workload ${workload.name}: declare its vocabulary, the words only it may use`);
+  return workload;
+}
+
+/** Every setting the workloads declare, each once. */
+export function workloadSettings(workloads: readonly Workload[]): string[] {
+  return [...new Set(workloads.flatMap((workload) => workload.settings ?? []))];
+}
+
+/**
+ * The job handlers of every workload, refusing two workloads (or one) registering the same type:
+ * a message of that type would otherwise run whichever came first.
+ */
+export function workloadJobs(workloads: readonly Workload[], runtime: WorkloadRuntime): JobHandler[] {
+  const owners = new Map<string, string>();
+  const jobs: JobHandler[] = [];
+  for (const workload of workloads) {
+    for (const job of workload.jobs(runtime)) {
+      const owner = owners.get(job.type);
+      if (owner) throw new Error(`job type ${job.type} is registered by both ${owner} and ${workload.name}: each type has one owner`);
+      owners.set(job.type, workload.name);
+      jobs.push(job);
+    }
+  }
+  return jobs;
+}

@@ -1,0 +1,132 @@
+/**
+ * The framework knows no workload: no file under shared/, functions/, infra/, cli/, local/ or
+ * bench/ may use a registered workload's vocabulary (its domain words). Today's framework still
+ * knows the account example in the files of KNOWN_TO_MOVE; each step of the separation (issue 12)
+ * removes files from it, and the test fails both when a new file starts to know a workload and when
+ * a listed one no longer does (so the list only shrinks).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineWorkload, workloadJobs, workloadSettings, type Workload } from '../../shared/workloads/index.ts';
+import { WORKLOADS } from '../../workloads/registry.ts';
+import { workerConfigFromEnv } from '../../functions/worker/config.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const FRAMEWORK = ['shared', 'functions', 'infra', 'cli', 'local', 'bench'];
+
+/** Framework files that still name the account example, to be moved into workloads/accounts. */
+const KNOWN_TO_MOVE = new Set([
+  'bench/round-trips.ts',
+  'functions/cache-invalidator/invalidator.ts',
+  'functions/cache-invalidator/stream-record.ts',
+  'functions/invalidation-repair/repair.ts',
+  'functions/read-api/index.ts',
+  'functions/read-api/read-api.ts',
+  'infra/ballast-stack.ts',
+  'infra/bin/ballast.ts',
+  'infra/config.ts',
+  'infra/constructs/cache.ts',
+  'infra/constructs/network.ts',
+  'infra/constructs/queue-worker.ts',
+  'local/chaos/app.ts',
+  'local/chaos/invariants.ts',
+  'local/chaos/main.ts',
+  'local/chaos/poison.ts',
+  'local/chaos/run.ts',
+  'local/chaos/workload.ts',
+  'local/cloud/index.ts',
+  'local/demo/ledger.ts',
+  'local/demo/workload.ts',
+  'local/partner-api/server.ts',
+  'local/start.ts',
+  'shared/batch/run-job.ts',
+  'shared/cache/account-cache.ts',
+  'shared/cache/account-entry.ts',
+  'shared/cache/from-env.ts',
+  'shared/cache/index.ts',
+  'shared/cache/reconcile.ts',
+  'shared/envelope/bounds.ts',
+  'shared/envelope/create.ts',
+  'shared/envelope/samples.ts',
+  'shared/envelope/schema.ts',
+  'shared/errors/index.ts',
+  'shared/index.ts',
+  'shared/operations/cache.ts',
+  'shared/operations/doctor/checks.ts',
+  'shared/producer/index.ts',
+  'shared/producer/job-lines.ts',
+  'shared/producer/job-producer.ts',
+  'shared/producer/jobs.ts',
+  'shared/producer/send.ts',
+  'shared/tables/schema.ts',
+]);
+
+function* sources(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) yield* sources(path);
+    else if (path.endsWith('.ts')) yield path;
+  }
+}
+
+/** `file → the workloads whose vocabulary it uses`. */
+function knowing(workloads: readonly Workload[]): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const dir of FRAMEWORK) {
+    for (const file of sources(join(root, dir))) {
+      const text = readFileSync(file, 'utf8');
+      const names = workloads.filter((workload) => workload.vocabulary.some((word) => word.test(text))).map((workload) => workload.name);
+      if (names.length > 0) found.set(relative(root, file), names);
+    }
+  }
+  return found;
+}
+
+describe('workload boundary: the framework knows no workload', () => {
+  const found = knowing(WORKLOADS);
+
+  it('no framework file outside the shrinking list uses a workload\'s words', () => {
+    const offenders = [...found].filter(([file]) => !KNOWN_TO_MOVE.has(file)).map(([file, names]) => `${file} (${names.join(', ')})`);
+    assert.deepEqual(offenders, [], 'move the domain code into its workload under workloads/, or make the framework code generic');
+  });
+
+  it('the list only shrinks: every file on it still needs to move', () => {
+    const moved = [...KNOWN_TO_MOVE].filter((file) => !found.has(file));
+    assert.deepEqual(moved, [], 'these no longer name a workload: remove them from KNOWN_TO_MOVE');
+  });
+
+  it('the worker no longer knows the account example: its jobs come from the registry', () => {
+    for (const file of ['functions/worker/worker.ts', 'functions/worker/config.ts', 'functions/worker/index.ts']) {
+      assert.ok(!found.has(file), `${file} names a workload`);
+    }
+  });
+});
+
+describe('workload registry', () => {
+  const job = (type: string) => ({ type }) as unknown as ReturnType<Workload['jobs']>[number];
+  const workload = (name: string, types: string[], settings: string[] = []) =>
+    defineWorkload({ name, settings, jobs: () => types.map(job), vocabulary: [new RegExp(name)] });
+
+  it('gives the worker every registered workload\'s job types, each owned once', () => {
+    const jobs = workloadJobs([workload('a', ['a.x', 'a.y']), workload('b', ['b.x'])], { stateTableName: 't', setting: () => '' });
+    assert.deepEqual(jobs.map((handler) => handler.type), ['a.x', 'a.y', 'b.x']);
+    assert.throws(() => workloadJobs([workload('a', ['a.x']), workload('b', ['a.x'])], { stateTableName: 't', setting: () => '' }),
+      /job type a\.x is registered by both a and b/);
+  });
+
+  it('refuses a malformed name or a workload without vocabulary', () => {
+    assert.throws(() => workload('Orders', []), /workload name 'Orders' must be lowercase/);
+    assert.throws(() => defineWorkload({ name: 'orders', jobs: () => [], vocabulary: [] }), /declare its vocabulary/);
+  });
+
+  it('the worker requires every setting a registered workload declares, naming it', () => {
+    const env = { STATE_TABLE_NAME: 's', CONTROL_TABLE_NAME: 'c', DEAD_LETTER_QUEUE_URL: 'q', WORKER_VERSION: 'v' };
+    const workloads = [workload('a', [], ['A_URL']), workload('b', [], ['A_URL', 'B_URL'])];
+    assert.deepEqual(workloadSettings(workloads), ['A_URL', 'B_URL']);
+    assert.throws(() => workerConfigFromEnv(env, workloads), /worker configuration: A_URL is required; B_URL is required/);
+    assert.deepEqual(workerConfigFromEnv({ ...env, A_URL: 'https://a', B_URL: 'https://b' }, workloads).settings, { A_URL: 'https://a', B_URL: 'https://b' });
+  });
+});

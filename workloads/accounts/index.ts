@@ -1,0 +1,27 @@
+/**
+ * The example workload ballast ships: accounts with a balance (`account.credit`, `account.debit`,
+ * both DynamoDB-only) and a profile synced from a partner API (`account.sync-profile`, external,
+ * under the account's lock). It is what a team's own workload looks like.
+ */
+import { defineWorkload } from '../../shared/workloads/index.ts';
+import { creditJob, debitJob, syncProfileJob } from './jobs/index.ts';
+
+export { accountKey, BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE, type Account, type BalanceChange, type SyncProfile } from './schemas.ts';
+export { accountJobs, creditJob, debitJob, syncProfileJob } from './jobs/index.ts';
+
+/** Base URL of the partner profile API that `account.sync-profile` calls. */
+export const PARTNER_API_URL = 'PARTNER_API_URL';
+
+export const accounts = defineWorkload({
+  name: 'accounts',
+  settings: [PARTNER_API_URL],
+  jobs: (runtime) => {
+    const options = { stateTableName: runtime.stateTableName, nowMs: runtime.nowMs };
+    return [creditJob(options), debitJob(options), syncProfileJob({ ...options, partnerApiUrl: runtime.setting(PARTNER_API_URL) })];
+  },
+  // Not `accountId` or `Account` alone: those are AWS's words too (account ids in ARNs).
+  vocabulary: [
+    /account[#.]/, /\baccountKey\b/, /\b(Cached)?Account(Cache|Entry|Change)\b/, /\bCachedAccount\b/, /\/accounts\b/,
+    /\bbalance\b/i, /\b(credit|debit)(Job|ed)?\b/i, /sync-?profile/i, /\bpartner/i,
+  ],
+});
