@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { runDoctor } from '../../shared/operations/doctor/index.ts';
+import { workloadReasons } from '../../shared/workloads/index.ts';
+import { WORKLOADS } from '../../workloads/registry.ts';
 import { EXIT } from '../errors.ts';
 import { line, printJson } from '../io.ts';
 import { nonNegativeNumber, positiveInteger, withContext, type CommandEnvironment } from './shared.ts';
@@ -19,6 +21,7 @@ export function doctorCommand(env: CommandEnvironment): Command {
       withContext(command, env, async (context) => {
         const report = await runDoctor(context, {
           sampleSeconds: flags.sampleSeconds, windowMinutes: flags.window, maxOldestAgeSeconds: flags.maxAgeSeconds, cacheSample: flags.cacheSample,
+          dependencyRejectionReasons: workloadReasons(WORKLOADS).filter((reason) => reason.dependencyRejection).map((reason) => reason.code),
         });
         if (flags.json) printJson(env.io, report);
         else {

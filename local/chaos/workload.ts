@@ -1,6 +1,6 @@
 import { createEnvelope, type Envelope } from '../../shared/envelope/index.ts';
 import { REASONS, type Reason } from '../../shared/errors/index.ts';
-import { JOB_TYPES } from '../../workloads/accounts/index.ts';
+import { ACCOUNT_REASONS, JOB_TYPES } from '../../workloads/accounts/index.ts';
 import { poisonMessages, seededRandom, type PoisonMessage } from './poison.ts';
 
 /** What a valid chaos job is, and so which dead-letter reasons its own schedule can give it. */
@@ -118,11 +118,11 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
     } else if (mix < 0.72) {
       // One debit in ten asks for far more than any balance holds.
       const amount = random() < 0.1 ? 5_000_000 : 1 + Math.floor(random() * 1_500);
-      created = job(CHAOS_JOB_KINDS.debit, JOB_TYPES.debit, accountId, { amount }, [REASONS.insufficientFunds]);
+      created = job(CHAOS_JOB_KINDS.debit, JOB_TYPES.debit, accountId, { amount }, [ACCOUNT_REASONS.insufficientFunds]);
     } else if (mix < 0.8) {
       const expectedVersion = 1 + Math.floor(random() * 40);
       created = job(CHAOS_JOB_KINDS.versionedDebit, JOB_TYPES.debit, accountId, { amount: 1 + Math.floor(random() * 100), expectedVersion },
-        [REASONS.staleVersion, REASONS.insufficientFunds]);
+        [REASONS.staleVersion, ACCOUNT_REASONS.insufficientFunds]);
     } else {
       created = job(CHAOS_JOB_KINDS.sync, JOB_TYPES.syncProfile, accountId, { reason: 'chaos' }, []);
     }

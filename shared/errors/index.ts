@@ -12,10 +12,7 @@ export const REASONS = {
   unknownJobType: 'unknown-job-type',
   invalidPayload: 'invalid-payload',
   idempotencyKeyReused: 'idempotency-key-reused',
-  insufficientFunds: 'insufficient-funds',
   staleVersion: 'stale-version',
-  accountNotFound: 'account-not-found',
-  partnerRejected: 'partner-rejected',
   itemTooLarge: 'item-too-large',
   transactionTooLarge: 'transaction-too-large',
   transactionItemRepeated: 'transaction-item-repeated',
@@ -33,7 +30,13 @@ export const REASONS = {
   groupBlocked: 'group-blocked',
   unexpected: 'unexpected',
 } as const;
-export type Reason = (typeof REASONS)[keyof typeof REASONS];
+/** A reason the framework itself raises. */
+export type FrameworkReason = (typeof REASONS)[keyof typeof REASONS];
+/**
+ * The framework's reasons and the ones workloads declare (`Workload.reasons`, e.g. a business
+ * rule's refusal), which the registry checks are lowercase-hyphenated and collide with none.
+ */
+export type Reason = FrameworkReason | (string & { readonly __workloadReason?: never });
 
 export interface BallastErrorOptions extends ErrorOptions {
   /** Structured facts for logs (never secrets). */

@@ -1,4 +1,5 @@
 import type { JobHandler } from '../batch/index.ts';
+import { REASONS } from '../errors/index.ts';
 
 /** What the worker hands a workload when it builds its jobs, once per container. */
 export interface WorkloadRuntime {
@@ -23,6 +24,13 @@ export interface Workload {
    * @default []
    */
   readonly settings?: readonly string[];
+  /**
+   * The reasons its jobs fail with besides the framework's (`FatalError(reason, …)`), e.g. a
+   * business rule's refusal. `dependencyRejection` marks an external API refusing a request, which
+   * `ballast doctor` reports as a dependency changing behaviour.
+   * @default []
+   */
+  readonly reasons?: readonly WorkloadReason[];
   /** One handler per job type it owns, `<entity>.<verb>`. */
   jobs(runtime: WorkloadRuntime): readonly JobHandler[];
   /**
@@ -32,13 +40,42 @@ export interface Workload {
   readonly vocabulary: readonly RegExp[];
 }
 
-const NAME = /^[a-z][a-z0-9-]*$/;
+/** A dead-letter reason a workload adds: a stable code (a DLQ attribute, a metric dimension, a replay filter). */
+export interface WorkloadReason {
+  /** Lowercase words joined by hyphens, e.g. `insufficient-funds`. */
+  readonly code: string;
+  /** An external API refused the request. @default false */
+  readonly dependencyRejection?: boolean;
+}
 
-/** Declares a workload, refusing a malformed name or an empty vocabulary. */
+const NAME = /^[a-z][a-z0-9-]*$/;
+const FRAMEWORK_REASONS: ReadonlySet<string> = new Set(Object.values(REASONS));
+
+/** Declares a workload, refusing a malformed name or reason, a framework reason, or an empty vocabulary. */
 export function defineWorkload<const W extends Workload>(workload: W): W {
   if (!NAME.test(workload.name)) throw new Error(`workload name '${workload.name}' must be lowercase letters, digits and hyphens, starting with a letter`);
   if (workload.vocabulary.length === 0) throw new Error(`workload ${workload.name}: declare its vocabulary, the words only it may use`);
+  for (const { code } of workload.reasons ?? []) {
+    if (!NAME.test(code)) throw new Error(`workload ${workload.name}: reason '${code}' must be lowercase words joined by hyphens`);
+    if (FRAMEWORK_REASONS.has(code)) throw new Error(`workload ${workload.name}: reason '${code}' is the framework's own; name yours differently`);
+  }
   return workload;
+}
+
+/**
+ * Every reason the workloads declare, refusing one declared twice (by two workloads, or one): a
+ * reason names one cause wherever it appears.
+ */
+export function workloadReasons(workloads: readonly Workload[]): WorkloadReason[] {
+  const owners = new Map<string, string>();
+  for (const workload of workloads) {
+    for (const { code } of workload.reasons ?? []) {
+      const owner = owners.get(code);
+      if (owner) throw new Error(`reason ${code} is declared by both ${owner} and ${workload.name}`);
+      owners.set(code, workload.name);
+    }
+  }
+  return workloads.flatMap((workload) => workload.reasons ?? []);
 }
 
 /** Every setting the workloads declare, each once. */

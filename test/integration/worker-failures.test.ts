@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { REASONS } from '../../shared/errors/index.ts';
-import { JOB_TYPES } from '../../workloads/accounts/index.ts';
+import { ACCOUNT_REASONS, JOB_TYPES } from '../../workloads/accounts/index.ts';
 import { METRICS } from '../../shared/observability/index.ts';
 import { captureOutput, metricTotal, type CapturedOutput } from '../helpers/output.ts';
 import { useWorkerHarness } from '../helpers/worker-harness.ts';
@@ -54,7 +54,7 @@ describe('worker: failures are classified, dead-lettered with reasons, logged an
     await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: 'acc-missing', idempotencyKey: 'sync-missing', payload: {} }));
     await h.deliver(queues, h.worker(queues));
     // THEN it is dead-lettered, and neither its IN_PROGRESS record nor the account's lock stays behind
-    assert.deepEqual((await h.deadLetters(queues)).map((m) => m.reason), [REASONS.accountNotFound]);
+    assert.deepEqual((await h.deadLetters(queues)).map((m) => m.reason), [ACCOUNT_REASONS.accountNotFound]);
     const control = await h.local.documents.send(new ScanCommand({ TableName: h.tables.control, ConsistentRead: true }));
     const left = control.Items?.filter((item) => item.pk === 'idem#sync-missing' || (item.pk === 'lock#acc-missing' && item.ownerToken !== undefined));
     assert.deepEqual(left, []);
@@ -97,11 +97,11 @@ describe('worker: failures are classified, dead-lettered with reasons, logged an
     await h.deliver(queues, worker);
     await h.send(queues, h.envelope({ type: JOB_TYPES.debit, resourceId: 'acc-poor', payload: { amount: 80 } }));
     const { output } = await captureOutput(() => h.deliver(queues, worker));
-    assert.deepEqual((await h.deadLetters(queues)).map((m) => m.reason), [REASONS.insufficientFunds]);
+    assert.deepEqual((await h.deadLetters(queues)).map((m) => m.reason), [ACCOUNT_REASONS.insufficientFunds]);
     const account = await h.account('acc-poor');
     assert.equal(account?.balance, 50);
     assert.equal(account?.version, 1);
-    assertReported(output, METRICS.sentToDlq, REASONS.insufficientFunds);
+    assertReported(output, METRICS.sentToDlq, ACCOUNT_REASONS.insufficientFunds);
   });
 
   it('a stale version update is rejected → DLQ stale-version', async () => {

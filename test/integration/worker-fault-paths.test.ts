@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { BALANCE_CHANGE, JOB_TYPES, accountKey } from '../../workloads/accounts/index.ts';
+import { ACCOUNT_REASONS, BALANCE_CHANGE, JOB_TYPES, accountKey } from '../../workloads/accounts/index.ts';
 import { REASONS } from '../../shared/errors/index.ts';
 import { lockKey } from '../../shared/lock/index.ts';
 import type { ExternalJob, TransactionalJob } from '../../shared/batch/index.ts';
@@ -114,7 +114,7 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     }
     // THEN it is dead-lettered, and neither its record nor the account's lock is still held
     assert.equal(failing.conflicts(), 1);
-    assert.deepEqual((await h.deadLetters(queues)).map((d) => d.reason), [REASONS.partnerRejected]);
+    assert.deepEqual((await h.deadLetters(queues)).map((d) => d.reason), [ACCOUNT_REASONS.partnerRejected]);
     const control = await h.local.documents.send(new ScanCommand({ TableName: h.tables.control, ConsistentRead: true }));
     const held = (control.Items ?? []).filter((item) => String(item.pk).endsWith(accountId) || item.jobType === JOB_TYPES.syncProfile)
       .filter((item) => item.status === 'IN_PROGRESS' || item.ownerToken !== undefined);
@@ -165,7 +165,7 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
       await captureOutput(() => h.drain(queues, h.worker(queues)));
     }
     const dead = await h.deadLetters(queues);
-    assert.deepEqual(dead.map((d) => d.reason), [REASONS.partnerRejected, REASONS.partnerRejected, REASONS.partnerRejected]);
+    assert.deepEqual(dead.map((d) => d.reason), [ACCOUNT_REASONS.partnerRejected, ACCOUNT_REASONS.partnerRejected, ACCOUNT_REASONS.partnerRejected]);
     const item = await h.account(accountId);
     assert.equal(item?.version, 1, 'nothing was stored');
     assert.doesNotThrow(() => toCachedAccount(item as object));

@@ -6,9 +6,10 @@ import { deadLetterMessage } from '../../shared/batch/index.ts';
 import { FatalError, REASONS } from '../../shared/errors/index.ts';
 import { collapseCopies, countByReason, matches, toDeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { jobRecord } from '../helpers/sqs-records.ts';
+import { ACCOUNT_REASONS } from '../../workloads/accounts/index.ts';
 
 const facts = { workerVersion: 'v7', nowMs: Date.parse('2026-01-02T03:04:05.000Z') };
-const refused = new FatalError(REASONS.insufficientFunds, 'balance 5 < 100');
+const refused = new FatalError(ACCOUNT_REASONS.insufficientFunds, 'balance 5 < 100');
 const producerAttributes = (count: number): SQSMessageAttributes => Object.fromEntries(Array.from({ length: count }, (_, i) => [
   `p${i}`, { dataType: 'String', stringValue: `v${i}`, stringListValues: [], binaryListValues: [] },
 ]));
@@ -45,7 +46,7 @@ describe('deadLetterMessage', () => {
     const { MessageAttributes } = deadLetterMessage(record, refused, undefined, facts);
     assert.equal(Object.keys(MessageAttributes).length, 9);
     assert.equal(MessageAttributes['ballast.sourceMessageId']?.StringValue, 'src-3');
-    assert.equal(MessageAttributes['ballast.reason']?.StringValue, REASONS.insufficientFunds);
+    assert.equal(MessageAttributes['ballast.reason']?.StringValue, ACCOUNT_REASONS.insufficientFunds);
     assert.equal(MessageAttributes['ballast.failedAt']?.StringValue, '2026-01-02T03:04:05.000Z');
   });
 });
@@ -69,7 +70,7 @@ describe('collapseCopies', () => {
       ['dlq-a', 2, ['dlq-a', 'dlq-b']],
       ['dlq-c', 1, ['dlq-c']],
     ]);
-    assert.deepEqual(countByReason(sources.map((s) => s.letter)).map((r) => [r.reason, r.count, r.copies]), [[REASONS.insufficientFunds, 2, 3]]);
+    assert.deepEqual(countByReason(sources.map((s) => s.letter)).map((r) => [r.reason, r.count, r.copies]), [[ACCOUNT_REASONS.insufficientFunds, 2, 3]]);
     const byAnyCopy = sources.filter((s) => matches(s, { messageIds: ['dlq-b'] }, facts.nowMs));
     assert.deepEqual(byAnyCopy.map((s) => s.letter.messageId), ['dlq-a'], 'any copy\'s messageId selects the source message');
   });

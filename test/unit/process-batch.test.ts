@@ -5,6 +5,7 @@ import { processBatch, type ProcessBatchOptions } from '../../shared/batch/index
 import type { Envelope } from '../../shared/envelope/index.ts';
 import { FatalError, REASONS, TransientError } from '../../shared/errors/index.ts';
 import { jobRecord, sqsRecord } from '../helpers/sqs-records.ts';
+import { ACCOUNT_REASONS } from '../../workloads/accounts/index.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -110,7 +111,7 @@ describe('processBatch', () => {
       maxReceiveCount: 5,
       run: async (_r, envelope) => {
         const kind = envelope.payload.kind;
-        if (kind === 'fatal') throw new FatalError(REASONS.insufficientFunds, 'no money');
+        if (kind === 'fatal') throw new FatalError(ACCOUNT_REASONS.insufficientFunds, 'no money');
         if (kind === 'transient') throw new TransientError(REASONS.lockBusy, 'busy');
         throw new Error('boom');
       },
@@ -127,7 +128,7 @@ describe('processBatch', () => {
     const outcomes = await processBatch(records, options);
     assert.deepEqual(outcomes.map((o) => o.status), ['dead-lettered', 'retry', 'retry', 'dead-lettered', 'dead-lettered', 'retry', 'dead-lettered']);
     assert.deepEqual(deadLettered.map((d) => d.reason).sort(),
-      [REASONS.incompatibleVersion, REASONS.insufficientFunds, REASONS.invalidEnvelope, REASONS.lockBusy].sort());
+      [REASONS.incompatibleVersion, ACCOUNT_REASONS.insufficientFunds, REASONS.invalidEnvelope, REASONS.lockBusy].sort());
     const unexpected = outcomes[2];
     assert.equal(unexpected?.status === 'retry' && unexpected.error.reason, REASONS.unexpected);
   });
@@ -148,7 +149,7 @@ describe('processBatch', () => {
 
   it('a DLQ that cannot be reached turns the record into a retry, never a silent drop', async () => {
     const { options } = harness({
-      run: async () => { throw new FatalError(REASONS.insufficientFunds, 'no money'); },
+      run: async () => { throw new FatalError(ACCOUNT_REASONS.insufficientFunds, 'no money'); },
       deadLetter: async () => { throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }); },
     });
     const [outcome] = await processBatch([jobRecord({ resourceId: 'a' })], options);

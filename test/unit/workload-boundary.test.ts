@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineWorkload, workloadJobs, workloadSettings, type Workload } from '../../shared/workloads/index.ts';
+import { defineWorkload, workloadJobs, workloadReasons, workloadSettings, type Workload } from '../../shared/workloads/index.ts';
 import { WORKLOADS } from '../../workloads/registry.ts';
 import { workerConfigFromEnv } from '../../functions/worker/config.ts';
 
@@ -52,10 +52,8 @@ const KNOWN_TO_MOVE = new Set([
   'shared/envelope/create.ts',
   'shared/envelope/samples.ts',
   'shared/envelope/schema.ts',
-  'shared/errors/index.ts',
   'shared/index.ts',
   'shared/operations/cache.ts',
-  'shared/operations/doctor/checks.ts',
   'shared/producer/index.ts',
   'shared/producer/job-lines.ts',
   'shared/producer/job-producer.ts',
@@ -120,6 +118,15 @@ describe('workload registry', () => {
   it('refuses a malformed name or a workload without vocabulary', () => {
     assert.throws(() => workload('Orders', []), /workload name 'Orders' must be lowercase/);
     assert.throws(() => defineWorkload({ name: 'orders', jobs: () => [], vocabulary: [] }), /declare its vocabulary/);
+  });
+
+  it('takes each workload\'s own reasons, refusing a malformed one, a framework one, or one declared twice', () => {
+    const withReasons = (name: string, codes: string[]) => defineWorkload({ name, jobs: () => [], vocabulary: [new RegExp(name)], reasons: codes.map((code) => ({ code })) });
+    assert.deepEqual(workloadReasons([withReasons('a', ['out-of-stock']), withReasons('b', ['carrier-rejected'])]).map((r) => r.code), ['out-of-stock', 'carrier-rejected']);
+    assert.throws(() => withReasons('a', ['Out of stock']), /reason 'Out of stock' must be lowercase words joined by hyphens/);
+    assert.throws(() => withReasons('a', ['lock-busy']), /reason 'lock-busy' is the framework's own/);
+    assert.throws(() => workloadReasons([withReasons('a', ['x-refused']), withReasons('b', ['x-refused'])]), /reason x-refused is declared by both a and b/);
+    assert.deepEqual(workloadReasons(WORKLOADS).filter((r) => r.dependencyRejection).map((r) => r.code), ['partner-rejected'], 'the account example\'s');
   });
 
   it('the worker requires every setting a registered workload declares, naming it', () => {

@@ -5,9 +5,11 @@
  */
 import { defineWorkload } from '../../shared/workloads/index.ts';
 import { creditJob, debitJob, syncProfileJob } from './jobs/index.ts';
+import { ACCOUNT_REASONS } from './reasons.ts';
 
 export { accountKey, BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE, type Account, type BalanceChange, type SyncProfile } from './schemas.ts';
 export { accountJobs, creditJob, debitJob, syncProfileJob } from './jobs/index.ts';
+export { ACCOUNT_REASONS } from './reasons.ts';
 
 /** Base URL of the partner profile API that `account.sync-profile` calls. */
 export const PARTNER_API_URL = 'PARTNER_API_URL';
@@ -15,6 +17,11 @@ export const PARTNER_API_URL = 'PARTNER_API_URL';
 export const accounts = defineWorkload({
   name: 'accounts',
   settings: [PARTNER_API_URL],
+  reasons: [
+    { code: ACCOUNT_REASONS.insufficientFunds },
+    { code: ACCOUNT_REASONS.accountNotFound },
+    { code: ACCOUNT_REASONS.partnerRejected, dependencyRejection: true },
+  ],
   jobs: (runtime) => {
     const options = { stateTableName: runtime.stateTableName, nowMs: runtime.nowMs };
     return [creditJob(options), debitJob(options), syncProfileJob({ ...options, partnerApiUrl: runtime.setting(PARTNER_API_URL) })];

@@ -120,15 +120,20 @@ const compatibility: Check = (e) => {
   return result('compatibility', q, 'ok', evidence, 'none');
 };
 
-const DEPENDENCY = [REASONS.dependencyUnavailable, REASONS.throttled, REASONS.partnerRejected];
 const dependency: Check = (e) => {
   const q = 'Did a dependency change behaviour?';
-  const retried = pick(known(e.retriesByReason), DEPENDENCY);
-  const sent = pick(known(e.dlqSentByReason), DEPENDENCY);
+  const rejections = e.options.dependencyRejectionReasons;
+  const reasons = [REASONS.dependencyUnavailable, REASONS.throttled, ...rejections];
+  const retried = pick(known(e.retriesByReason), reasons);
+  const sent = pick(known(e.dlqSentByReason), reasons);
   const alarming = known(e.alarms)?.filter((a) => a.state === 'ALARM') ?? [];
   const evidence = [`retries: ${fmt(retried)}; dead-lettered: ${fmt(sent)}`, `alarms in ALARM: ${alarming.map((a) => a.name).join(', ') || 'none'}${e.alarms.ok ? '' : ` (${e.alarms.why})`}`];
-  if (Object.keys(sent).length > 0) return result('dependency', q, 'fail', evidence, 'the partner API refuses requests: compare with its status page / recent changes; replay with `ballast dlq replay --reason partner-rejected` once fixed');
-  if (Object.keys(retried).length > 0 || alarming.length > 0) return result('dependency', q, 'warn', evidence, 'a dependency is slow or throttling: check DynamoDB throttles, partner latency and the alarms listed');
+  if (Object.keys(sent).length > 0) {
+    const refused = Object.keys(sent).filter((reason) => rejections.includes(reason));
+    return result('dependency', q, 'fail', evidence, `an external API refuses requests (${refused.join(', ') || Object.keys(sent).join(', ')}): compare with its status page / recent changes; `
+      + `replay with \`ballast dlq replay --reason ${refused[0] ?? Object.keys(sent)[0]}\` once fixed`);
+  }
+  if (Object.keys(retried).length > 0 || alarming.length > 0) return result('dependency', q, 'warn', evidence, 'a dependency is slow or throttling: check DynamoDB throttles, external API latency and the alarms listed');
   return result('dependency', q, 'ok', evidence, 'none');
 };
 

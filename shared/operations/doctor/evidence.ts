@@ -23,9 +23,18 @@ export interface DoctorOptions {
   readonly dlqSample?: number;
   /** A lease this far past is flagged (a heartbeat in flight is not). @default 5000 */
   readonly lockGraceMs?: number;
+  /**
+   * Dead-letter reasons that mean an external API refused requests (the workloads declare them),
+   * which the dependency check reports as a dependency changing behaviour.
+   * @default []
+   */
+  readonly dependencyRejectionReasons?: readonly string[];
 }
 
-export const DOCTOR_DEFAULTS = { sampleSeconds: 5, windowMinutes: 15, maxOldestAgeSeconds: 300, cacheSample: 50, dlqSample: 200, lockGraceMs: 5_000 };
+export const DOCTOR_DEFAULTS = {
+  sampleSeconds: 5, windowMinutes: 15, maxOldestAgeSeconds: 300, cacheSample: 50, dlqSample: 200, lockGraceMs: 5_000,
+  dependencyRejectionReasons: [] as readonly string[],
+};
 
 /** Reads that may fail: the value, or why it is not known. */
 export type Maybe<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly why: string };

@@ -1,5 +1,6 @@
 import { accountKey, BALANCE_CHANGE, JOB_TYPES, type BalanceChange } from '../schemas.ts';
 import { FatalError, REASONS } from '../../../shared/errors/index.ts';
+import { ACCOUNT_REASONS } from '../reasons.ts';
 import type { TransactionalJob } from '../../../shared/batch/index.ts';
 import { STATE_TABLE } from '../../../shared/tables/index.ts';
 
@@ -56,8 +57,8 @@ function balanceJob(direction: 'credit' | 'debit', options: BalanceJobOptions): 
                 `account ${envelope.resourceId} is at version ${version ?? 0}, the job expected ${payload.expectedVersion}`,
                 { context: { currentVersion: version ?? 0, expectedVersion: payload.expectedVersion } });
             }
-            if (!current) return new FatalError(REASONS.accountNotFound, `account ${envelope.resourceId} does not exist`);
-            return new FatalError(REASONS.insufficientFunds,
+            if (!current) return new FatalError(ACCOUNT_REASONS.accountNotFound, `account ${envelope.resourceId} does not exist`);
+            return new FatalError(ACCOUNT_REASONS.insufficientFunds,
               `account ${envelope.resourceId} has ${String(current.balance)}, cannot debit ${payload.amount}`,
               { context: { balance: current.balance, amount: payload.amount } });
           },

@@ -1,5 +1,6 @@
 import { accountKey, JOB_TYPES, SYNC_PROFILE, type SyncProfile } from '../schemas.ts';
 import { FatalError, FencedError, REASONS, TransientError } from '../../../shared/errors/index.ts';
+import { ACCOUNT_REASONS } from '../reasons.ts';
 import type { ExternalJob } from '../../../shared/batch/index.ts';
 import { STATE_TABLE } from '../../../shared/tables/index.ts';
 
@@ -53,7 +54,7 @@ export function syncProfileJob(options: SyncProfileJobOptions): ExternalJob<Sync
         throw new FencedError(`partner refused fencing token ${claim.fence}: ${await response.text()}`, { context: { fence: claim.fence } });
       }
       if (!response.ok) {
-        throw new FatalError(REASONS.partnerRejected, `partner API rejected the sync: ${response.status} ${await response.text()}`,
+        throw new FatalError(ACCOUNT_REASONS.partnerRejected, `partner API rejected the sync: ${response.status} ${await response.text()}`,
           { context: { status: response.status } });
       }
       const profile = await partnerProfile(response);
@@ -69,7 +70,7 @@ export function syncProfileJob(options: SyncProfileJobOptions): ExternalJob<Sync
               ExpressionAttributeValues: { ':profile': profile, ':now': new Date(nowMs()).toISOString(), ':one': 1 },
             },
           },
-          onConditionFailed: () => new FatalError(REASONS.accountNotFound, `account ${envelope.resourceId} does not exist`),
+          onConditionFailed: () => new FatalError(ACCOUNT_REASONS.accountNotFound, `account ${envelope.resourceId} does not exist`),
         }],
       };
     },
@@ -90,7 +91,7 @@ async function partnerProfile(response: Response): Promise<Record<string, unknow
     body = undefined;
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new FatalError(REASONS.partnerRejected, `partner API answered ${response.status} with a body that is not a JSON object: ${text.slice(0, 120)}`,
+    throw new FatalError(ACCOUNT_REASONS.partnerRejected, `partner API answered ${response.status} with a body that is not a JSON object: ${text.slice(0, 120)}`,
       { context: { status: response.status } });
   }
   return body as Record<string, unknown>;
