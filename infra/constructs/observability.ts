@@ -9,7 +9,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { DefaultDashboardFactory, MonitoringFacade, SnsAlarmActionStrategy } from 'cdk-monitoring-constructs';
 import type { EnvironmentConfig } from '../config.ts';
 import type { ReliableQueue } from './reliable-queue.ts';
-import type { QueueWorker } from './queue-worker.ts';
+import { DURATION_ALARM_PERCENT_OF_TIMEOUT, type QueueWorker } from './queue-worker.ts';
 import type { BallastTables } from './tables.ts';
 import { BallastConfigError } from './validation.ts';
 import { BALLAST_NAMESPACE, alarmRunbook, segments } from './observability/index.ts';
@@ -162,7 +162,7 @@ export class BallastObservability extends Construct {
         addLatencyP99Alarm: {
           Critical: {
             ...quietWhenMissing,
-            maxLatency: Duration.millis(Math.floor((props.workerTimeout.toMilliseconds() * segments.DURATION_ALARM_PERCENT_OF_TIMEOUT) / 100)),
+            maxLatency: Duration.millis(Math.floor((props.workerTimeout.toMilliseconds() * DURATION_ALARM_PERCENT_OF_TIMEOUT) / 100)),
             comparisonOperatorOverride: atOrAbove,
             // 2 of 3 minutes: one slow minute alone is no incident. (The canary rolls back on the new version's own p99.)
             datapointsToAlarm: 2,

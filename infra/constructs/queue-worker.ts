@@ -110,8 +110,11 @@ export interface CanaryProps {
 
 const canaryDefaults = { errorRatePercent: 5, minInvocationsPerMinute: 10, minRecords: 0, settleTime: Duration.minutes(3) };
 
-/** Share of the worker timeout at which the new version's p99 duration rolls it back. */
-export const ROLLBACK_DURATION_PERCENT_OF_TIMEOUT = 80;
+/**
+ * Share of the worker timeout at which p99 duration alarms: the new version's rolls it back, the
+ * whole alias's (BallastObservability) notifies.
+ */
+export const DURATION_ALARM_PERCENT_OF_TIMEOUT = 80;
 
 /**
  * An SQS worker with safe rollouts: the function, a `live` alias that the event source mapping
@@ -213,9 +216,9 @@ export class QueueWorker extends Construct {
       threshold: canary.errorRatePercent,
       ...twoOfThreeMinutes,
     });
-    const slowMs = Math.floor((timeout.toMilliseconds() * ROLLBACK_DURATION_PERCENT_OF_TIMEOUT) / 100);
+    const slowMs = Math.floor((timeout.toMilliseconds() * DURATION_ALARM_PERCENT_OF_TIMEOUT) / 100);
     this.durationAlarm = new Alarm(this, 'DurationAlarm', {
-      alarmDescription: `The deployed worker version's p99 duration is at or above ${ROLLBACK_DURATION_PERCENT_OF_TIMEOUT} % of its `
+      alarmDescription: `The deployed worker version's p99 duration is at or above ${DURATION_ALARM_PERCENT_OF_TIMEOUT} % of its `
         + `${timeout.toSeconds()} s timeout in 2 of 3 minutes: its batches are about to be cut off and redelivered; rolls a deployment `
         + `of it back. First: \`${doctor}\` (duration by version; dependency latency).`,
       metric: ofNewVersion('Duration', Stats.p(99)),

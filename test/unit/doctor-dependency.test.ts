@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CHECKS } from '../../shared/operations/doctor/checks.ts';
 import { DOCTOR_DEFAULTS, type Evidence } from '../../shared/operations/doctor/evidence.ts';
+import { checkResult } from '../helpers/doctor.ts';
 
 // Only the fields the dependency check reads.
 function evidence(dlqSentByReason: Record<string, number>, dependencyRejectionReasons: readonly string[]): Evidence {
@@ -12,17 +12,7 @@ function evidence(dlqSentByReason: Record<string, number>, dependencyRejectionRe
     alarms: { ok: true, value: [] },
   } as unknown as Evidence;
 }
-function dependency(e: Evidence) {
-  for (const check of CHECKS) {
-    try {
-      const verdict = check(e);
-      if (verdict.id === 'dependency') return verdict;
-    } catch {
-      // another check, reading evidence this test does not build
-    }
-  }
-  return undefined;
-}
+const dependency = (e: Evidence) => checkResult('dependency', e);
 
 describe('doctor: did a dependency change behaviour?', () => {
   it('fails on dead letters of a reason a workload declared as an external API\'s refusal, naming it in the replay command', () => {

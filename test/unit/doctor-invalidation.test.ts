@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CHECKS } from '../../shared/operations/doctor/checks.ts';
 import type { Evidence } from '../../shared/operations/doctor/evidence.ts';
+import { checkResult } from '../helpers/doctor.ts';
 
 // Only the fields the invalidation check reads; the rest of the evidence is irrelevant here.
 function evidence(iteratorAgeMs: number | undefined, failures = 0): Evidence {
@@ -11,17 +11,7 @@ function evidence(iteratorAgeMs: number | undefined, failures = 0): Evidence {
     cache: { ok: true, value: { sampled: 10, mismatches: 0, repaired: 0, mismatchRate: 0, details: [] } },
   } as unknown as Evidence;
 }
-function invalidation(e: Evidence) {
-  for (const check of CHECKS) {
-    try {
-      const verdict = check(e);
-      if (verdict.id === 'invalidation') return verdict;
-    } catch {
-      // another check, reading evidence this test does not build
-    }
-  }
-  return undefined;
-}
+const invalidation = (e: Evidence) => checkResult('invalidation', e);
 
 describe('doctor: is invalidation running?', () => {
   it('shows the stream iterator age and warns when the invalidator falls more than a minute behind', () => {

@@ -4,6 +4,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { CustomMonitoringProps } from 'cdk-monitoring-constructs';
 import { METRICS } from '../../../shared/observability/index.ts';
+import { DURATION_ALARM_PERCENT_OF_TIMEOUT } from '../queue-worker.ts';
 import { CACHE_METRICS } from '../../../shared/cache/metrics.ts';
 import {
   GRAPH_PERIOD, cacheHitRatioPercent, duplicateRatePercent, duplicateRatePercentAllVersions, lambdaSearchByExecutedVersion,
@@ -12,8 +13,6 @@ import {
 
 /** Evaluation window of the per-5-minutes alarms (lock contention, duplicate rate, read API errors). */
 export const FIVE_MINUTES = Duration.minutes(5);
-/** Share of the worker timeout at which the p99 duration alarm fires. */
-export const DURATION_ALARM_PERCENT_OF_TIMEOUT = 80;
 
 const PERCENT_AXIS = { min: 0, max: 100, label: '%', showUnits: false };
 const COUNT_AXIS = { min: 0, showUnits: false };
@@ -83,18 +82,7 @@ export function jobsByVersion(props: JobsSegmentProps): CustomMonitoringProps {
         title: 'Duplicate rate',
         graphWidgetAxis: PERCENT_AXIS,
         metrics: [
-          {
-            metric: duplicateRatePercent(props.worker, FIVE_MINUTES),
-            alarmFriendlyName: 'DuplicateRate',
-            addAlarm: {
-              Critical: {
-                threshold: props.duplicateRatePercent,
-                comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                treatMissingDataOverride: TreatMissingData.NOT_BREACHING,
-                alarmDescriptionOverride: props.duplicateRateDescription,
-              },
-            },
-          },
+          { metric: duplicateRatePercent(props.worker, FIVE_MINUTES), ...atOrAbove(props.duplicateRatePercent, props.duplicateRateDescription, 'DuplicateRate') },
           duplicateRatePercentAllVersions(),
         ],
       },
@@ -127,18 +115,7 @@ export function locks(props: LocksSegmentProps): CustomMonitoringProps {
         title: 'Lock contention per 5 minutes (all versions)',
         graphWidgetAxis: COUNT_AXIS,
         metrics: [
-          {
-            metric: metricsInsightsSum(METRICS.lockContention, FIVE_MINUTES),
-            alarmFriendlyName: 'Contention',
-            addAlarm: {
-              Critical: {
-                threshold: props.lockContentionPer5Minutes,
-                comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                treatMissingDataOverride: TreatMissingData.NOT_BREACHING,
-                alarmDescriptionOverride: props.lockContentionDescription,
-              },
-            },
-          },
+          { metric: metricsInsightsSum(METRICS.lockContention, FIVE_MINUTES), ...atOrAbove(props.lockContentionPer5Minutes, props.lockContentionDescription, 'Contention') },
         ],
       },
       {
@@ -322,18 +299,7 @@ export function readApiResponses(props: ReadApiSegmentProps): CustomMonitoringPr
         metrics: [
           url('UrlRequestCount', 'Requests'),
           url('Url4xxCount', '4xx'),
-          {
-            metric: url('Url5xxCount', '5xx'),
-            alarmFriendlyName: 'ServerErrors',
-            addAlarm: {
-              Critical: {
-                threshold: props.serverErrorsPer5Minutes,
-                comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                treatMissingDataOverride: TreatMissingData.NOT_BREACHING,
-                alarmDescriptionOverride: props.serverErrorsDescription,
-              },
-            },
-          },
+          { metric: url('Url5xxCount', '5xx'), ...atOrAbove(props.serverErrorsPer5Minutes, props.serverErrorsDescription, 'ServerErrors') },
         ],
       },
     ],
