@@ -11,6 +11,8 @@ import { QueueWorker } from './constructs/queue-worker.ts';
 import { ReliableQueue } from './constructs/reliable-queue.ts';
 import { BallastTables, TRANSACTIONAL_ITEM_ACTIONS } from './constructs/tables.ts';
 import { checkIdempotencyWindow } from './constructs/validation.ts';
+import { workloadEntities, type Workload } from '../shared/workloads/index.ts';
+import { WORKLOADS } from '../workloads/registry.ts';
 
 export interface BallastStackProps extends StackProps {
   readonly config: EnvironmentConfig;
@@ -19,6 +21,11 @@ export interface BallastStackProps extends StackProps {
    * @default '0.0.0'
    */
   readonly workerVersion?: string;
+  /**
+   * The workloads the stack runs: their cached entities decide the cache user's keys.
+   * @default WORKLOADS (workloads/registry.ts)
+   */
+  readonly workloads?: readonly Workload[];
 }
 
 /** The whole of ballast in one stack per environment. */
@@ -49,6 +56,7 @@ export class BallastStack extends Stack {
     const network = new BallastNetwork(this, 'Network', { ...config.network, flowLogRetention: config.logRetention, removalPolicy: config.removalPolicy });
     const cache = new BallastCache(this, 'Cache', {
       vpc: network.vpc, clientSecurityGroup: network.functionSecurityGroup, removalPolicy: config.removalPolicy, ...config.cache,
+      entities: workloadEntities(props.workloads ?? WORKLOADS).map((entity) => entity.name),
     });
     /** What every function of the stack shares: the VPC and its log settings. */
     const functionDefaults = {

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { runDoctor } from '../../shared/operations/doctor/index.ts';
-import { workloadReasons } from '../../shared/workloads/index.ts';
+import { workloadEntities, workloadReasons } from '../../shared/workloads/index.ts';
 import { WORKLOADS } from '../../workloads/registry.ts';
 import { EXIT } from '../errors.ts';
 import { line, printJson } from '../io.ts';
@@ -22,6 +22,7 @@ export function doctorCommand(env: CommandEnvironment): Command {
         const report = await runDoctor(context, {
           sampleSeconds: flags.sampleSeconds, windowMinutes: flags.window, maxOldestAgeSeconds: flags.maxAgeSeconds, cacheSample: flags.cacheSample,
           dependencyRejectionReasons: workloadReasons(WORKLOADS).filter((reason) => reason.dependencyRejection).map((reason) => reason.code),
+          cachedEntities: workloadEntities(WORKLOADS),
         });
         if (flags.json) printJson(env.io, report);
         else {

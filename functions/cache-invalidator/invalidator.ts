@@ -1,11 +1,11 @@
 import type { Context, DynamoDBBatchItemFailure, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { CACHE_METRICS, CacheUnavailableError, type AccountChange, type AccountCache } from '../../shared/cache/index.ts';
+import { CACHE_METRICS, CacheUnavailableError, type EntityCache, type EntityChange } from '../../shared/cache/index.ts';
 import { countByReason, type Observability } from '../../shared/observability/index.ts';
 import { planRecord } from './stream-record.ts';
 
 export interface InvalidatorDependencies {
-  /** Applies the changes; only `invalidate` is used. */
-  readonly cache: Pick<AccountCache, 'invalidate'>;
+  /** Applies the changes of its `entities`; the rest of the table is ignored. */
+  readonly cache: Pick<EntityCache, 'invalidate' | 'entities'>;
   readonly observability: Observability;
   /**
    * While Redis is unreachable, one change is tried again (backing off from 100 ms to this) until
@@ -16,12 +16,12 @@ export interface InvalidatorDependencies {
   readonly outageWait?: { readonly maxDelayMs?: number; readonly marginMs?: number };
 }
 
-/** Reason on `CacheInvalidationsSkipped` for records that cannot be read as an account change. */
+/** Reason on `CacheInvalidationsSkipped` for records that cannot be read as a cached item's change. */
 export const MALFORMED_RECORD = 'malformed-record';
 
 /**
  * The stream handler of the state table: writes a tombstone (and drops older entries) for every
- * changed account, and reports what it could not apply as `batchItemFailures`.
+ * changed item of a cached entity, and reports what it could not apply as `batchItemFailures`.
  *
  * Failure handling, record by record in stream order:
  * - Redis unreachable: the change is tried again, backing off, until the invocation is about to
@@ -30,12 +30,12 @@ export const MALFORMED_RECORD = 'malformed-record';
  *   record and every later one in the batch are reported. The mapping retries from the first
  *   reported sequence number (it would re-deliver the later ones anyway), then bisects and finally
  *   sends the batch's metadata to its on-failure destination, which the invalidation repair drains. Replays are harmless: invalidation is idempotent and order-independent.
- * - A malformed account record (no usable version): logged as an error and counted as
+ * - A malformed record of a cached entity (no usable version): logged as an error and counted as
  *   `CacheInvalidationsSkipped{reason=malformed-record}` (alarm on it), but NOT reported: the same
  *   bytes can never succeed, and reporting would stall every later invalidation of the shard until
  *   the retries run out. The entry it would have dropped still expires with its TTL and
  *   `reconcile` finds it.
- * - Items that are not accounts, and ids that are never cached, are skipped silently.
+ * - Items of entities nobody caches, and ids that are never cached, are skipped silently.
  *
  * @example
  * import { createInvalidator } from './invalidator.ts';
@@ -47,7 +47,8 @@ export function createInvalidator(deps: InvalidatorDependencies): (event: Dynamo
   const marginMs = deps.outageWait?.marginMs ?? 3_000;
 
   /** Applies one change, waiting out an outage while the invocation has time; without a context, tries once. */
-  const apply = async (change: AccountChange, deadlineMs: number) => {
+  const cached = new Set(deps.cache.entities.keys());
+  const apply = async (change: EntityChange, deadlineMs: number) => {
     for (let delayMs = 100; ; delayMs = Math.min(maxDelayMs, delayMs * 2)) {
       try {
         return await deps.cache.invalidate(change);
@@ -63,10 +64,10 @@ export function createInvalidator(deps: InvalidatorDependencies): (event: Dynamo
     const failures: DynamoDBBatchItemFailure[] = [];
     try {
       for (const [index, record] of event.Records.entries()) {
-        const plan = planRecord(record);
+        const plan = planRecord(record, cached);
         if (plan.kind === 'ignore') continue;
         if (plan.kind === 'malformed') {
-          logger.error('stream record skipped: it cannot be read as an account change', { ...describe(record), problem: plan.problem });
+          logger.error('stream record skipped: it cannot be read as a cached item\'s change', { ...describe(record), problem: plan.problem });
           countByReason(deps.observability, CACHE_METRICS.invalidationsSkipped, MALFORMED_RECORD);
           continue;
         }
@@ -75,7 +76,7 @@ export function createInvalidator(deps: InvalidatorDependencies): (event: Dynamo
         } catch (error) {
           const unapplied = event.Records.slice(index);
           logger.warn('invalidation failed; reporting the rest of the batch for retry', {
-            ...describe(record), accountId: plan.change.accountId, version: plan.change.version, reported: unapplied.length, error: error as Error,
+            ...describe(record), entity: plan.change.entity, id: plan.change.id, version: plan.change.version, reported: unapplied.length, error: error as Error,
           });
           failures.push(...unapplied.map((failed) => ({ itemIdentifier: failed.dynamodb?.SequenceNumber ?? '' })));
           break;

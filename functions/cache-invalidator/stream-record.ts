@@ -1,33 +1,35 @@
 import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
-import { isCacheableAccountId, itemVersion, type AccountChange } from '../../shared/cache/index.ts';
+import { isCacheableId, itemVersion, type EntityChange } from '../../shared/cache/index.ts';
 import { STATE_TABLE } from '../../shared/tables/index.ts';
-
-const ACCOUNT_PREFIX = 'account#';
 
 /** What one stream record asks of the invalidator. */
 export type RecordPlan =
   /** Tombstone this change. */
-  | { readonly kind: 'apply'; readonly change: AccountChange }
-  /** Not an account, or an id that is never cached: nothing can be stale. */
+  | { readonly kind: 'apply'; readonly change: EntityChange }
+  /** Not an item of a cached entity, or an id that is never cached: nothing can be stale. */
   | { readonly kind: 'ignore'; readonly why: string }
-  /** An account record without what an invalidation needs (a writer or mapping bug). */
+  /** A cached entity's record without what an invalidation needs (a writer or mapping bug). */
   | { readonly kind: 'malformed'; readonly problem: string };
 
 /**
- * Reads the account change a DynamoDB stream record (Lambda's event shape, images in
- * AttributeValue JSON) describes. INSERT and MODIFY tombstone the new image's version; REMOVE
- * tombstones the old version + 1, so a late fill of the deleted item (which carries at most the
- * old version) is refused. The account id comes from the key (`pk = account#<id>`), which is what
- * readers look up by.
+ * Reads the change of a cached entity's item that a DynamoDB stream record (Lambda's event shape,
+ * images in AttributeValue JSON) describes. INSERT and MODIFY tombstone the new image's version;
+ * REMOVE tombstones the old version + 1, so a late fill of the deleted item (which carries at most
+ * the old version) is refused. The entity and id come from the key (`pk = <entity>#<id>`), which
+ * is what readers look up by; an item of any other prefix is not cached and is ignored.
+ *
+ * @param cachedEntities - the names of the registered cached entities
  */
-export function planRecord(record: DynamoDBRecord): RecordPlan {
+export function planRecord(record: DynamoDBRecord, cachedEntities: ReadonlySet<string>): RecordPlan {
   const pk = attribute(record.dynamodb?.Keys, STATE_TABLE.partitionKey);
   if (typeof pk !== 'string') return { kind: 'malformed', problem: `the record has no string key '${STATE_TABLE.partitionKey}'` };
-  if (!pk.startsWith(ACCOUNT_PREFIX)) return { kind: 'ignore', why: 'not an account item' };
-  const accountId = pk.slice(ACCOUNT_PREFIX.length);
-  if (!isCacheableAccountId(accountId)) return { kind: 'ignore', why: 'account id is never cached' };
+  const separator = pk.indexOf('#');
+  const entity = separator < 0 ? '' : pk.slice(0, separator);
+  if (!cachedEntities.has(entity)) return { kind: 'ignore', why: 'not an item of a cached entity' };
+  const id = pk.slice(separator + 1);
+  if (!isCacheableId(id)) return { kind: 'ignore', why: 'id is never cached' };
   switch (record.eventName) {
     case 'INSERT':
     case 'MODIFY': {
@@ -35,12 +37,12 @@ export function planRecord(record: DynamoDBRecord): RecordPlan {
       const version = itemVersion(image);
       if (version === undefined) return { kind: 'malformed', problem: `${record.eventName} record without a NewImage carrying an integer version` };
       const committedAtMs = typeof image?.updatedAt === 'string' ? Date.parse(image.updatedAt) : Number.NaN;
-      return { kind: 'apply', change: { accountId, version, ...(Number.isNaN(committedAtMs) ? {} : { committedAtMs }) } };
+      return { kind: 'apply', change: { entity, id, version, ...(Number.isNaN(committedAtMs) ? {} : { committedAtMs }) } };
     }
     case 'REMOVE': {
       const version = itemVersion(readImage(record.dynamodb?.OldImage));
       if (version === undefined) return { kind: 'malformed', problem: 'REMOVE record without an OldImage carrying an integer version' };
-      return { kind: 'apply', change: { accountId, version: version + 1 } };
+      return { kind: 'apply', change: { entity, id, version: version + 1 } };
     }
     default:
       return { kind: 'malformed', problem: `unknown eventName '${String(record.eventName)}'` };

@@ -6,7 +6,9 @@
  */
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { awsClientConfig } from '../../shared/aws/index.ts';
-import { accountCacheFromEnv } from '../../shared/cache/index.ts';
+import { entityCacheFromEnv } from '../../shared/cache/index.ts';
+import { workloadEntities } from '../../shared/workloads/index.ts';
+import { WORKLOADS } from '../../workloads/registry.ts';
 import { createInvalidationRepair } from './repair.ts';
 
-export const handler = createInvalidationRepair({ ...accountCacheFromEnv(), streams: new DynamoDBStreamsClient(awsClientConfig()) });
+export const handler = createInvalidationRepair({ ...entityCacheFromEnv(workloadEntities(WORKLOADS)), streams: new DynamoDBStreamsClient(awsClientConfig()) });

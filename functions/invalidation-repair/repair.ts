@@ -1,6 +1,6 @@
 import type { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { CACHE_METRICS, type AccountCache, type ReconcileReport } from '../../shared/cache/index.ts';
+import { CACHE_METRICS, type EntityCache, type ReconcileReport } from '../../shared/cache/index.ts';
 import { countByReason, MetricUnit, type Observability } from '../../shared/observability/index.ts';
 import { withDefaults } from '../../shared/options/index.ts';
 import {
@@ -12,7 +12,7 @@ export interface InvalidationRepairDependencies {
   /** Reads the failed batches back (GetShardIterator, GetRecords). */
   readonly streams: DynamoDBStreamsClient;
   /** `invalidate` applies the records again (through the invalidator); `reconcile` is the full repair. */
-  readonly cache: Pick<AccountCache, 'invalidate' | 'reconcile'>;
+  readonly cache: Pick<EntityCache, 'invalidate' | 'reconcile' | 'entities'>;
   readonly observability: Observability;
   /** @default - the defaults of `readShardRange` (25 GetRecords pages per batch) */
   readonly range?: ReadShardRangeOptions;
@@ -38,7 +38,7 @@ export const UNREADABLE_MESSAGE = 'unreadable-message';
  * the commits' stale entries are tombstoned now rather than when their TTL runs out.
  *
  * - Records gone from the stream (trimmed, shard or stream gone, range refused) or a message that
- *   is not an invocation record: nobody can tell which accounts changed, so the whole cache is
+ *   is not an invocation record: nobody can tell which items changed, so the whole cache is
  *   reconciled with the table (`reconcile({ repair: true, sample: Infinity })`, once per
  *   invocation however many messages need it), counted as `CacheInvalidationRepairFallbacks` by
  *   reason and logged.

@@ -1,25 +1,26 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { ACCOUNT_ID_RULE, InvalidAccountIdError, isCacheableAccountId, type AccountCache, type ReadSource } from '../../shared/cache/index.ts';
+import { CACHE_ID_RULE, InvalidCacheIdError, isCacheableId, type CachedEntity, type EntityCache, type ReadSource } from '../../shared/cache/index.ts';
 import type { Observability } from '../../shared/observability/index.ts';
 
 export interface ReadApiDependencies {
-  /** Answers reads; only `get` is used. */
-  readonly cache: Pick<AccountCache, 'get'>;
+  /** Answers reads; every one of its entities with a `route` is served. */
+  readonly cache: Pick<EntityCache, 'get' | 'entities'>;
   readonly observability: Observability;
 }
 
-/** `/accounts/<one path segment>`; the segment is percent-decoded before it is validated. */
-const ACCOUNT_PATH = /^\/accounts\/([^/]+)$/;
+/** `/<route>/<one path segment>`; the segment is percent-decoded before it is validated. */
+const ITEM_PATH = /^\/([^/]+)\/([^/]+)$/;
 
 type Response = APIGatewayProxyStructuredResultV2;
 
 /**
- * The read API behind a Lambda Function URL: `GET /accounts/{id}`.
+ * The read API behind a Lambda Function URL: `GET /<route>/{id}` for every cached entity that
+ * declares a `route` (e.g. `GET /orders/{id}`).
  *
- * - 200 `{ accountId, balance, version, profile, updatedAt }`, header `x-cache: hit | miss | bypass`
+ * - 200 with the entity's cached value, header `x-cache: hit | miss | bypass`
  *   (`bypass`: Redis unavailable, answered from the table)
  * - 400 for an id that is not valid (the body says what a valid one looks like)
- * - 404 for an unknown account or any other path; 405 (with `allow: GET`) for other methods
+ * - 404 for an unknown item or any other path; 405 (with `allow: GET`) for other methods
  * - 500 with a generic body for anything unexpected; the details go to the log, never to the caller
  *
  * @example
@@ -28,19 +29,23 @@ type Response = APIGatewayProxyStructuredResultV2;
  */
 export function createReadApi(deps: ReadApiDependencies): (event: APIGatewayProxyEventV2) => Promise<Response> {
   const { logger, metrics } = deps.observability;
+  const routes = new Map<string, CachedEntity>();
+  for (const entity of deps.cache.entities.values()) if (entity.route !== undefined) routes.set(entity.route, entity);
   return async function readApi(event) {
+    let entity: CachedEntity | undefined;
     try {
-      const match = ACCOUNT_PATH.exec(event.rawPath ?? '');
-      if (!match) return json(404, { message: 'not found' });
+      const match = ITEM_PATH.exec(event.rawPath ?? '');
+      entity = match ? routes.get(match[1] ?? '') : undefined;
+      if (!match || !entity) return json(404, { message: 'not found' });
       const method = event.requestContext?.http?.method;
       if (method !== 'GET') return json(405, { message: `method ${String(method)} is not allowed; use GET` }, { allow: 'GET' });
-      const accountId = decodeSegment(match[1] ?? '');
-      if (accountId === undefined || !isCacheableAccountId(accountId)) return invalidId();
-      const { account, source } = await deps.cache.get(accountId);
-      if (!account) return json(404, { message: `account '${accountId}' not found` }, cacheHeader(source));
-      return json(200, account, cacheHeader(source));
+      const id = decodeSegment(match[2] ?? '');
+      if (id === undefined || !isCacheableId(id)) return invalidId(entity);
+      const { value, source } = await deps.cache.get(entity, id);
+      if (!value) return json(404, { message: `${entity.name} '${id}' not found` }, cacheHeader(source));
+      return json(200, value, cacheHeader(source));
     } catch (error) {
-      if (error instanceof InvalidAccountIdError) return invalidId();
+      if (error instanceof InvalidCacheIdError && entity) return invalidId(entity);
       logger.error('read request failed', { rawPath: event.rawPath, requestId: event.requestContext?.requestId, error: error as Error });
       return json(500, { message: 'internal error' });
     } finally {
@@ -49,8 +54,8 @@ export function createReadApi(deps: ReadApiDependencies): (event: APIGatewayProx
   };
 }
 
-function invalidId(): Response {
-  return json(400, { message: `malformed account id: ${ACCOUNT_ID_RULE}` });
+function invalidId(entity: CachedEntity): Response {
+  return json(400, { message: `malformed ${entity.name} id: ${CACHE_ID_RULE}` });
 }
 
 function decodeSegment(segment: string): string | undefined {

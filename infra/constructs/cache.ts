@@ -10,10 +10,11 @@ import { BallastConfigError } from './validation.ts';
 
 /**
  * What the functions' ElastiCache user may do: exactly the commands ballast and ioredis send, on
- * ballast's keys only (`account:{<id>}:v<n>[:tomb]`, see `shared/cache/keys.ts`), no pub/sub
- * channel, so a compromised or buggy function can neither FLUSHALL, CONFIG nor read other keys.
+ * the keys of the cached entities only (`<entity>:{<id>}:v<n>[:tomb]`, see `shared/cache/keys.ts`),
+ * no pub/sub channel, so a compromised or buggy function can neither FLUSHALL, CONFIG nor read
+ * other keys.
  *
- * - `get`, `hmget`: cache-aside reads (`AccountCache.get`).
+ * - `get`, `hmget`: cache-aside reads (`EntityCache.get`).
  * - `evalsha`, `eval`: the fill/invalidate/evict Lua scripts (ioredis falls back to EVAL on
  *   NOSCRIPT); scripts run with the caller's ACL, hence the commands they call:
  *   `get`, `set`, `del`, `exists`, `pttl`, `hget`, `hset`, `pexpire`, `time`.
@@ -22,18 +23,22 @@ import { BallastConfigError } from './validation.ts';
  * - `client|setname`: ioredis names its connections (`connectionName`).
  * - `cluster|slots`, `cluster|info`: ioredis Cluster's slot discovery and ready check.
  *
- * - `scan`: the full reconcile (`AccountCache.reconcile`), which the invalidation repair falls back
+ * - `scan`: the full reconcile (`EntityCache.reconcile`), which the invalidation repair falls back
  *   to when a failed stream batch is no longer in the stream, and `ballast cache check` runs.
  *
  * `AUTH` and `HELLO` are always allowed. test/integration/cache-iam-auth.test.ts runs the cache
  * through a redis-server user with exactly this string, standalone and in cluster mode.
  */
-export const CACHE_ACCESS_STRING = [
-  'on', '~account:*', '-@all',
+export function cacheAccessString(entities: readonly string[]): string {
+  return ['on', ...entities.map((entity) => `~${entity}:*`), ...CACHE_COMMANDS].join(' ');
+}
+
+const CACHE_COMMANDS = [
+  '-@all',
   '+get', '+hmget', '+evalsha', '+eval',
   '+set', '+del', '+exists', '+pttl', '+hget', '+hset', '+pexpire', '+time',
   '+scan', '+ping', '+info', '+client|setname', '+cluster|slots', '+cluster|info',
-].join(' ');
+];
 
 /** The `default` user every user group must contain: disabled, no command, no key. */
 const DISABLED_ACCESS_STRING = 'off -@all';
@@ -42,6 +47,11 @@ export interface BallastCacheProps {
   readonly vpc: IVpc;
   /** Only this security group (the functions') may connect. */
   readonly clientSecurityGroup: ISecurityGroup;
+  /**
+   * The cached entities' names (`workloadEntities(WORKLOADS)`): the functions' user may touch
+   * their keys only. A name added later widens the user's access string in place (no replacement).
+   */
+  readonly entities: readonly string[];
   /**
    * Applied to the cache and to its users, user group and the disabled default user's password
    * (a retained cache keeps the user group it was created with).
@@ -69,7 +79,7 @@ export interface BallastCacheProps {
  * ElastiCache Serverless for Valkey in the private subnets. Serverless caches are TLS-only and
  * cluster-mode, which is why cache keys carry a hash tag; ingress is from the functions' security
  * group only, on the cache port. Clients authenticate with IAM: one IAM-enabled user, limited to
- * {@link CACHE_ACCESS_STRING}, in the cache's user group (with a disabled `default` user), so
+ * {@link cacheAccessString}, in the cache's user group (with a disabled `default` user), so
  * nothing without `elasticache:Connect` ({@link grantConnect}) gets in, whatever the network allows.
  *
  * Names are physical and account-wide per region, so they derive from the stack's id: unique per
@@ -112,6 +122,9 @@ export class BallastCache extends Construct {
     if (!Number.isInteger(maxEcpuPerSecond) || maxEcpuPerSecond < 1_000 || maxEcpuPerSecond > 15_000_000) {
       throw new BallastConfigError(this, `maxEcpuPerSecond ${maxEcpuPerSecond} is outside 1,000–15,000,000, ElastiCache Serverless's range.`);
     }
+    if (props.entities.length === 0) {
+      throw new BallastConfigError(this, 'no workload caches an entity, so the cache user could touch no key: register a workload with `entities` (workloads/registry.ts).');
+    }
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.DESTROY;
     const instance = stackInstanceSuffix();
 
@@ -122,7 +135,7 @@ export class BallastCache extends Construct {
       userId: this.userId,
       userName: this.userId,
       authenticationMode: { Type: 'iam' },
-      accessString: CACHE_ACCESS_STRING,
+      accessString: cacheAccessString(props.entities),
     });
     // Every user group must contain a user named `default`; a Valkey group admits only users with
     // an authentication mechanism, so this one has a password nobody knows (generated into

@@ -129,7 +129,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
     examples.thrownInvocations = ['see the worker log for the error'];
   }
   for (const mismatch of inputs.cache.details) {
-    violate('staleCacheEntries', `${mismatch.accountId}: cached v${String(mismatch.cachedVersion)}, table v${String(mismatch.tableVersion)}`);
+    violate('staleCacheEntries', `${mismatch.entity} ${mismatch.id}: cached v${String(mismatch.cachedVersion)}, table v${String(mismatch.tableVersion)}`);
   }
   for (const name of ['InvalidatorFailureQueueUrl', 'InvalidatorFailureDeadLetterQueueUrl']) {
     const url = outputs[name];

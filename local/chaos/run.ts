@@ -2,8 +2,10 @@ import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { AccountCache, connectCacheClient, createCacheClient } from '../../shared/cache/index.ts';
+import { connectCacheClient, EntityCache, createCacheClient } from '../../shared/cache/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
+import { workloadEntities } from '../../shared/workloads/index.ts';
+import { WORKLOADS } from '../../workloads/registry.ts';
 import { replayDeadLetters } from '../../shared/operations/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { localClientConfig, startEngines, type Engine } from '../engines/index.ts';
@@ -268,7 +270,10 @@ async function compareCache(outputs: Record<string, string>, documents: DynamoDB
   const client = createCacheClient({ url: redis.endpoint, commandTimeoutMs: 5_000 });
   try {
     await connectCacheClient(client);
-    const cache = new AccountCache({ redis: client, documents, tableName: outputs.StateTableName as string, observability: createObservability({ workerVersion: 'chaos-check' }) });
+    const cache = new EntityCache({
+      redis: client, documents, tableName: outputs.StateTableName as string, observability: createObservability({ workerVersion: 'chaos-check' }),
+      entities: workloadEntities(WORKLOADS),
+    });
     return await cache.reconcile({ sample: Infinity, repair: false });
   } finally {
     client.disconnect();

@@ -1,10 +1,10 @@
 import { FatalError, REASONS, TransientError, type BallastErrorOptions } from '../errors/index.ts';
 
 /**
- * The account id cannot name a cache entry (see `ACCOUNT_ID_RULE`). Fatal: the same id will never
- * become valid, and ids outside the rule are never cached, so there is nothing to invalidate.
+ * The id cannot name a cache entry (see `CACHE_ID_RULE`). Fatal: the same id will never become
+ * valid, and ids outside the rule are never cached, so there is nothing to invalidate.
  */
-export class InvalidAccountIdError extends FatalError {
+export class InvalidCacheIdError extends FatalError {
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.invalidPayload, message, options);
   }
@@ -21,10 +21,11 @@ export class CacheUnavailableError extends TransientError {
 }
 
 /**
- * An account item on the state table (or a stream image of one) lacks the fields a cache entry
- * needs (`accountId`, numeric `version`, ...). A writer bug, never fixed by retrying.
+ * An item of a cached entity on the state table (or a stream image of one) is not what the
+ * entity's schema caches (a missing field, a non-integer `version`). A writer bug, never fixed by
+ * retrying.
  */
-export class MalformedAccountError extends FatalError {
+export class MalformedItemError extends FatalError {
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.invalidPayload, message, options);
   }

@@ -2,7 +2,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { awsClientConfig } from '../aws/index.ts';
 import { createObservability, type Observability } from '../observability/index.ts';
-import { AccountCache } from './account-cache.ts';
+import { EntityCache } from './entity-cache.ts';
+import type { CachedEntity } from './entity.ts';
 import { createCacheClient, type CacheConnectionOptions } from './connection.ts';
 import { CacheConfigurationError } from './errors.ts';
 import { credentialsFromEnv, iamAuthToken } from './iam-auth.ts';
@@ -39,7 +40,7 @@ export interface CacheConnectionConfig {
   readonly cacheAuth: CacheAuthConfig;
 }
 
-/** The settings of a function that uses the account cache, all from environment variables. */
+/** The settings of a function that uses the entity cache, all from environment variables. */
 export interface CacheFunctionConfig extends CacheConnectionConfig {
   /** `STATE_TABLE_NAME`. */
   readonly stateTableName: string;
@@ -133,14 +134,18 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv = process.env): CacheF
 
 /**
  * The per-container composition of a cache-using function: config from the environment, one
- * DynamoDB document client, one Redis client and one {@link AccountCache}. Call it at module scope
- * of a Lambda entry point, so everything is created once per container.
+ * DynamoDB document client, one Redis client and one {@link EntityCache} over `entities`. Call it
+ * at module scope of a Lambda entry point, so everything is created once per container.
  *
  * @example
- * import { accountCacheFromEnv } from '../../shared/cache/index.ts';
- * const { cache, observability } = accountCacheFromEnv();
+ * import { entityCacheFromEnv } from '../../shared/cache/index.ts';
+ * import { workloadEntities } from '../../shared/workloads/index.ts';
+ * import { WORKLOADS } from '../../workloads/registry.ts';
+ * const { cache, observability } = entityCacheFromEnv(workloadEntities(WORKLOADS));
  */
-export function accountCacheFromEnv(env: NodeJS.ProcessEnv = process.env): { cache: AccountCache; observability: Observability } {
+export function entityCacheFromEnv(
+  entities: readonly CachedEntity[], env: NodeJS.ProcessEnv = process.env,
+): { cache: EntityCache; observability: Observability } {
   const config = cacheConfigFromEnv(env);
   const observability = createObservability({ workerVersion: config.workerVersion });
   const redis = createCacheClient({
@@ -152,5 +157,5 @@ export function accountCacheFromEnv(env: NodeJS.ProcessEnv = process.env): { cac
       : observability.logger.debug('cache connection error', { error })),
   });
   const documents = DynamoDBDocumentClient.from(new DynamoDBClient(awsClientConfig(env)));
-  return { cache: new AccountCache({ redis, documents, tableName: config.stateTableName, observability }), observability };
+  return { cache: new EntityCache({ redis, documents, tableName: config.stateTableName, observability, entities }), observability };
 }

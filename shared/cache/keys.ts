@@ -1,78 +1,64 @@
-import { InvalidAccountIdError } from './errors.ts';
+import { InvalidCacheIdError } from './errors.ts';
 
 /**
- * Version of the cached account format (the JSON payload and the hash layout, see
- * `account-entry.ts`). Bump it whenever that format changes: new readers then use new keys and
- * can never read an entry written in the old format; old entries simply expire with their TTL.
- *
- * Bump procedure: add the old number to {@link OLDER_CACHE_SCHEMA_VERSIONS} in the same change, so
- * the new invalidator keeps invalidating the keys old readers still use during the rollout, and
- * deploy the invalidator no later than the readers. Remove it once no old reader is left.
+ * Ids that can name a cache entry: 1–128 characters, letters, digits, `-`, `_` or `.`, starting
+ * with a letter or digit. The rule keeps `{`/`}` (the cluster hash-tag delimiters), `:` (the key
+ * separator) and glob characters out of keys. Items whose id breaks it are never cached.
  */
-export const CACHE_SCHEMA_VERSION = 1;
+export const CACHE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
-/** Schema versions still read by a previous deployment; the invalidator invalidates them too. */
-export const OLDER_CACHE_SCHEMA_VERSIONS: readonly number[] = [];
+/** {@link CACHE_ID_PATTERN} in words, for error messages and API responses. */
+export const CACHE_ID_RULE =
+  "an id is 1-128 characters of letters, digits, '-', '_' or '.', starting with a letter or digit (e.g. 'o-42')";
 
-/**
- * Account ids that can name a cache entry: 1–128 characters, letters, digits, `-`, `_` or `.`,
- * starting with a letter or digit. The rule keeps `{`/`}` (the cluster hash-tag delimiters), `:`
- * (the key separator) and glob characters out of keys. Ids outside it are never cached.
- */
-export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
-
-/** {@link ACCOUNT_ID_PATTERN} in words, for error messages and API responses. */
-export const ACCOUNT_ID_RULE =
-  "an account id is 1-128 characters of letters, digits, '-', '_' or '.', starting with a letter or digit (e.g. 'acc-42')";
-
-/** The two keys of one cached account; both carry the `{<id>}` hash tag, so they share a cluster slot. */
-export interface AccountCacheKeys {
-  /** Hash with the entry: `account:{<id>}:v<schema>`. */
+/** The two keys of one cached item; both carry the `{<id>}` hash tag, so they share a cluster slot. */
+export interface EntityCacheKeys {
+  /** Hash with the entry: `<entity>:{<id>}:v<schema>`. */
   readonly value: string;
-  /** Highest invalidated item version: `account:{<id>}:v<schema>:tomb`. */
+  /** Highest invalidated item version: `<entity>:{<id>}:v<schema>:tomb`. */
   readonly tombstone: string;
 }
 
-/** True when `accountId` can name a cache entry (see {@link ACCOUNT_ID_PATTERN}). */
-export function isCacheableAccountId(accountId: string): boolean {
-  return ACCOUNT_ID_PATTERN.test(accountId);
+/** True when `id` can name a cache entry (see {@link CACHE_ID_PATTERN}). */
+export function isCacheableId(id: string): boolean {
+  return CACHE_ID_PATTERN.test(id);
 }
 
 /**
- * The value and tombstone keys of an account's cache entry for one schema version. Fails closed:
- * an id that cannot form a safe key throws rather than producing a key that collides or spans slots.
+ * The value and tombstone keys of an item's cache entry for one schema version. Fails closed: an
+ * id that cannot form a safe key throws rather than producing a key that collides or spans slots.
  *
- * @param accountId - the account id (the state table's `accountId`, not its `pk`)
- * @param schemaVersion - @default CACHE_SCHEMA_VERSION
- * @throws InvalidAccountIdError when the id breaks {@link ACCOUNT_ID_PATTERN}
+ * @param entity - the entity's name, e.g. `'order'` (its items are `pk = order#<id>`)
+ * @param id - the id after the `#` of the item's `pk`
+ * @throws InvalidCacheIdError when the id breaks {@link CACHE_ID_PATTERN}
  * @example
- * import { accountCacheKeys } from '../shared/cache/index.ts';
- * accountCacheKeys('acc-42'); // { value: 'account:{acc-42}:v1', tombstone: 'account:{acc-42}:v1:tomb' }
+ * import { entityCacheKeys } from '../shared/cache/index.ts';
+ * entityCacheKeys('order', 'o-42', 1); // { value: 'order:{o-42}:v1', tombstone: 'order:{o-42}:v1:tomb' }
  */
-export function accountCacheKeys(accountId: string, schemaVersion: number = CACHE_SCHEMA_VERSION): AccountCacheKeys {
-  if (!isCacheableAccountId(accountId)) {
-    throw new InvalidAccountIdError(`'${accountId.slice(0, 140)}' cannot be cached: ${ACCOUNT_ID_RULE}`, {
-      context: { accountId: accountId.slice(0, 140) },
-    });
+export function entityCacheKeys(entity: string, id: string, schemaVersion: number): EntityCacheKeys {
+  if (!isCacheableId(id)) {
+    throw new InvalidCacheIdError(`${entity} '${id.slice(0, 140)}' cannot be cached: ${CACHE_ID_RULE}`, { context: { entity, id: id.slice(0, 140) } });
   }
   assertSchemaVersion(schemaVersion);
-  const value = `account:{${accountId}}:v${schemaVersion}`;
+  const value = `${entity}:{${id}}:v${schemaVersion}`;
   return { value, tombstone: `${value}:tomb` };
 }
 
 /**
- * SCAN `MATCH` pattern of every account value key of one schema version (tombstones excluded:
+ * SCAN `MATCH` pattern of every value key of one entity and schema version (tombstones excluded:
  * the pattern must match the whole key, and tombstones end in `:tomb`).
  */
-export function accountValueKeyPattern(schemaVersion: number = CACHE_SCHEMA_VERSION): string {
+export function valueKeyPattern(entity: string, schemaVersion: number): string {
   assertSchemaVersion(schemaVersion);
-  return `account:{*}:v${schemaVersion}`;
+  return `${entity}:{*}:v${schemaVersion}`;
 }
 
-/** The account id inside a value key of `schemaVersion`, or undefined if the key is not one. */
-export function accountIdOfKey(key: string, schemaVersion: number = CACHE_SCHEMA_VERSION): string | undefined {
-  const match = /^account:\{([^{}]+)\}:v(\d+)$/.exec(key);
-  if (!match || Number(match[2]) !== schemaVersion || !isCacheableAccountId(match[1] ?? '')) return undefined;
+/** The id inside a value key of `entity` and `schemaVersion`, or undefined if the key is not one. */
+export function idOfValueKey(entity: string, key: string, schemaVersion: number): string | undefined {
+  const prefix = `${entity}:{`;
+  if (!key.startsWith(prefix)) return undefined;
+  const match = /^([^{}]+)\}:v(\d+)$/.exec(key.slice(prefix.length));
+  if (!match || Number(match[2]) !== schemaVersion || !isCacheableId(match[1] ?? '')) return undefined;
   return match[1];
 }
 

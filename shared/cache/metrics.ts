@@ -12,7 +12,7 @@ export const CACHE_METRICS = {
   fallbacks: 'CacheFallbacks',
   /** A fill that did not store, by reason: stale-value, stale-tombstone or too-slow. */
   fillsRefused: 'CacheFillsRefused',
-  /** A tombstone written (per account change applied). */
+  /** A tombstone written (per item change applied). */
   invalidations: 'CacheInvalidations',
   /** From the committed item's own `updatedAt` to the moment its tombstone was written, in ms. */
   invalidationLagMs: 'InvalidationLagMs',

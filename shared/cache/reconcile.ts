@@ -1,12 +1,12 @@
-import { decodeAccount, type CachedAccount } from './account-entry.ts';
-import { accountIdOfKey, accountValueKeyPattern } from './keys.ts';
+import { decodeValue, type CachedEntity, type CachedValue } from './entity.ts';
+import { idOfValueKey, valueKeyPattern } from './keys.ts';
 import { scanKeys } from './scan.ts';
 import type { CacheClient, CacheScripts } from './scripts.ts';
 
 export interface ReconcileOptions {
   /**
    * How many cache entries to compare with the table (each costs one Redis read and one strongly
-   * consistent DynamoDB read); `Infinity` compares every entry of the schema version.
+   * consistent DynamoDB read), per entity; `Infinity` compares every entry of the schema version.
    * @default 100
    */
   readonly sample?: number;
@@ -20,7 +20,8 @@ export interface ReconcileOptions {
 
 /** One entry that differed from the table. */
 export interface ReconcileMismatch {
-  readonly accountId: string;
+  readonly entity: string;
+  readonly id: string;
   /** The entry's version, undefined if it had none readable. */
   readonly cachedVersion?: number;
   /** The table item's version, undefined if the item does not exist. */
@@ -28,7 +29,7 @@ export interface ReconcileMismatch {
   readonly repaired: boolean;
 }
 
-/** What {@link reconcileAccounts} found. */
+/** What {@link reconcileEntity} found. */
 export interface ReconcileReport {
   /** Entries compared. */
   readonly sampled: number;
@@ -40,43 +41,46 @@ export interface ReconcileReport {
   readonly details: readonly ReconcileMismatch[];
 }
 
-/** What reconciliation needs from the cache; `AccountCache.reconcile` supplies it. */
+/** What reconciliation needs from the cache; `EntityCache.reconcile` supplies it. */
 export interface ReconcileDependencies {
   readonly redis: CacheClient;
   readonly scripts: CacheScripts;
-  readonly schemaVersion: number;
-  /** A strongly consistent read of the account from the table. */
-  readonly readAccount: (accountId: string) => Promise<CachedAccount | undefined>;
-  /** Refills an account's entry with its table value, read at `readStartedMs`. */
-  readonly fill: (accountId: string, account: CachedAccount, readStartedMs: number) => Promise<boolean>;
+  /** The entity whose current schema version's entries are compared. */
+  readonly entity: CachedEntity;
+  /** A strongly consistent read of the item from the table, projected to its cached value. */
+  readonly readItem: (id: string) => Promise<CachedValue | undefined>;
+  /** Refills an item's entry with its table value, read at `readStartedMs`. */
+  readonly fill: (id: string, value: CachedValue, readStartedMs: number) => Promise<boolean>;
   readonly nowMs: () => number;
 }
 
 /**
- * Compares a sample of cache entries of one schema version with the table and optionally repairs
- * them. An entry matches when the item exists and the entry decodes to exactly the item's current
- * {@link CachedAccount} (same version and content). Run it after a Redis outage, when
- * invalidations may have been lost for longer than the stream retains them.
+ * Compares a sample of one entity's cache entries of its current schema version with the table
+ * and optionally repairs them. An entry matches when the item exists and the entry decodes to
+ * exactly the item's current cached value (same version and content). Run it after a Redis
+ * outage, when invalidations may have been lost for longer than the stream retains them.
  */
-export async function reconcileAccounts(deps: ReconcileDependencies, options: ReconcileOptions = {}): Promise<ReconcileReport> {
+export async function reconcileEntity(deps: ReconcileDependencies, options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const sample = options.sample ?? 100;
   if (!(Number.isInteger(sample) && sample >= 0) && sample !== Infinity) throw new RangeError(`reconcile: sample must be an integer >= 0 or Infinity, got ${sample}`);
-  const keys = await scanKeys(deps.redis, accountValueKeyPattern(deps.schemaVersion), sample);
+  const { entity } = deps;
+  const keys = await scanKeys(deps.redis, valueKeyPattern(entity.name, entity.schemaVersion), sample);
   const details: ReconcileMismatch[] = [];
   let sampled = 0;
   for (const key of keys) {
-    const accountId = accountIdOfKey(key, deps.schemaVersion);
-    if (accountId === undefined) continue;
+    const id = idOfValueKey(entity.name, key, entity.schemaVersion);
+    if (id === undefined) continue;
     const [version = null, payload = null] = await deps.redis.hmget(key, 'version', 'payload');
     if (version === null && payload === null) continue; // expired or evicted since the scan
     sampled += 1;
     const readStartedMs = deps.nowMs();
-    const item = await deps.readAccount(accountId);
-    const cached = payload === null ? undefined : decodeAccount(payload, version);
+    const item = await deps.readItem(id);
+    const cached = payload === null ? undefined : decodeValue(entity, payload, version);
     if (item && cached && canonicalJson(item) === canonicalJson(cached)) continue;
-    const repaired = options.repair === true && (await repair(deps, { accountId, key, version }, item, readStartedMs));
+    const repaired = options.repair === true && (await repair(deps, { id, key, version }, item, readStartedMs));
     details.push({
-      accountId,
+      entity: entity.name,
+      id,
       ...(cached ? { cachedVersion: cached.version } : {}),
       ...(item ? { tableVersion: item.version } : {}),
       repaired,
@@ -94,12 +98,12 @@ export async function reconcileAccounts(deps: ReconcileDependencies, options: Re
 
 async function repair(
   deps: ReconcileDependencies,
-  entry: { accountId: string; key: string; version: string | null },
-  item: CachedAccount | undefined,
+  entry: { id: string; key: string; version: string | null },
+  item: CachedValue | undefined,
   readStartedMs: number,
 ): Promise<boolean> {
   const evicted = await deps.scripts.evictIfVersion(entry.key, entry.version ?? undefined);
-  if (item) await deps.fill(entry.accountId, item, readStartedMs);
+  if (item) await deps.fill(entry.id, item, readStartedMs);
   return evicted;
 }
 

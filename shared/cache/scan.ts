@@ -10,8 +10,8 @@ const SCAN_COUNT = 200;
  * is scanned in turn, since SCAN only sees the node it runs on.
  *
  * @example
- * import { scanKeys, accountValueKeyPattern } from '../shared/cache/index.ts';
- * const keys = await scanKeys(redis, accountValueKeyPattern(), 100);
+ * import { scanKeys, valueKeyPattern } from '../shared/cache/index.ts';
+ * const keys = await scanKeys(redis, valueKeyPattern('order', 1), 100);
  */
 export async function scanKeys(client: CacheClient, pattern: string, limit: number): Promise<string[]> {
   const found = new Set<string>();

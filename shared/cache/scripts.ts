@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { AccountCacheKeys } from './keys.ts';
+import type { EntityCacheKeys } from './keys.ts';
 
 /** A standalone or cluster connection: everything in `shared/cache` works with both. */
 export type CacheClient = Redis | Cluster;
@@ -7,7 +7,7 @@ export type CacheClient = Redis | Cluster;
 /**
  * invalidate(KEYS = value₁, tomb₁[, value₂, tomb₂ …]; ARGV = version, tombstoneTtlMs)
  *
- * For each (value, tombstone) pair — several schema versions of one account, all in one slot:
+ * For each (value, tombstone) pair — several schema versions of one item, all in one slot:
  * the tombstone becomes max(existing, version) and lives at least `tombstoneTtlMs` more; the value
  * is deleted when its version is below the tombstone (or it has no readable version). Applying it
  * twice, or an older one after a newer one, leaves the same state: idempotent, order-independent.
@@ -88,10 +88,10 @@ export type FillOutcome = (typeof FILL_OUTCOMES)[keyof typeof FILL_OUTCOMES];
 
 /** Typed wrappers over the cache's Lua scripts (EVALSHA, with ioredis falling back to EVAL on NOSCRIPT). */
 export interface CacheScripts {
-  /** See `INVALIDATE_LUA`: every pair in `keys` must belong to one account (one slot). */
-  invalidate(keys: readonly AccountCacheKeys[], version: number, tombstoneTtlMs: number): Promise<{ tombstoneVersion: number; deleted: number }>;
+  /** See `INVALIDATE_LUA`: every pair in `keys` must belong to one item (one slot). */
+  invalidate(keys: readonly EntityCacheKeys[], version: number, tombstoneTtlMs: number): Promise<{ tombstoneVersion: number; deleted: number }>;
   /** See `FILL_LUA`. */
-  fill(keys: AccountCacheKeys, version: number, payload: string, ttlMs: number, deadlineEpochMs?: number): Promise<FillOutcome>;
+  fill(keys: EntityCacheKeys, version: number, payload: string, ttlMs: number, deadlineEpochMs?: number): Promise<FillOutcome>;
   /** See `EVICT_IF_VERSION_LUA`. */
   evictIfVersion(valueKey: string, expectedVersion: string | undefined): Promise<boolean>;
 }
@@ -108,9 +108,9 @@ interface ScriptCommands {
  * ioredis resends the script on NOSCRIPT, e.g. after a Redis restart) and returns typed wrappers.
  *
  * @example
- * import { createCacheClient, cacheScripts, accountCacheKeys } from '../shared/cache/index.ts';
+ * import { createCacheClient, cacheScripts, entityCacheKeys } from '../shared/cache/index.ts';
  * const scripts = cacheScripts(createCacheClient({ url: 'redis://127.0.0.1:6379' }));
- * await scripts.invalidate([accountCacheKeys('acc-42')], 7, 120_000);
+ * await scripts.invalidate([entityCacheKeys('order', 'o-42', 1)], 7, 120_000);
  */
 export function cacheScripts(client: CacheClient): CacheScripts {
   client.defineCommand('ballastCacheInvalidate', { lua: INVALIDATE_LUA });

@@ -1,1 +1,1 @@
-export { CONTROL_TABLE, STATE_TABLE } from './schema.ts';
+export { CONTROL_TABLE, entityKey, STATE_TABLE } from './schema.ts';

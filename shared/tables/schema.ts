@@ -3,9 +3,14 @@
  * by the CDK constructs that create them, so the two can never disagree.
  */
 export const STATE_TABLE = {
-  /** Partition key: `<entity>#<id>`, e.g. `account#acc-42`. */
+  /** Partition key: `<entity>#<id>`, e.g. `order#o-42` (see {@link entityKey}). */
   partitionKey: 'pk',
 } as const;
+
+/** The state table's `pk` of one item of `entity`: `<entity>#<id>`. */
+export function entityKey(entity: string, id: string): string {
+  return `${entity}#${id}`;
+}
 
 export const CONTROL_TABLE = {
   /** Partition key: `idem#<idempotency key>` or `lock#<resource id>`. */

@@ -1,4 +1,5 @@
 import type { JobHandler } from '../batch/index.ts';
+import type { CachedEntity } from '../cache/index.ts';
 import { REASONS } from '../errors/index.ts';
 
 /** What the worker hands a workload when it builds its jobs, once per container. */
@@ -31,6 +32,12 @@ export interface Workload {
    * @default []
    */
   readonly reasons?: readonly WorkloadReason[];
+  /**
+   * The state-table entities it caches (`defineEntity`): the read API serves their routes, the
+   * invalidator tombstones their changes, `ballast cache check` samples them.
+   * @default [] - nothing cached
+   */
+  readonly entities?: readonly CachedEntity[];
   /** One handler per job type it owns, `<entity>.<verb>`. */
   jobs(runtime: WorkloadRuntime): readonly JobHandler[];
   /**
@@ -99,4 +106,24 @@ export function workloadJobs(workloads: readonly Workload[], runtime: WorkloadRu
     }
   }
   return jobs;
+}
+
+/**
+ * The cached entities of every workload, refusing a name or a read route claimed twice: an entity
+ * name is a key prefix on the table and in the cache, and two owners would invalidate each other.
+ */
+export function workloadEntities(workloads: readonly Workload[]): CachedEntity[] {
+  const owners = new Map<string, string>();
+  const claim = (what: string, workload: string) => {
+    const owner = owners.get(what);
+    if (owner) throw new Error(`${what} is declared by both ${owner} and ${workload}`);
+    owners.set(what, workload);
+  };
+  for (const workload of workloads) {
+    for (const entity of workload.entities ?? []) {
+      claim(`cached entity ${entity.name}`, workload.name);
+      if (entity.route !== undefined) claim(`read route /${entity.route}`, workload.name);
+    }
+  }
+  return workloads.flatMap((workload) => workload.entities ?? []);
 }

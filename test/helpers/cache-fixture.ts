@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  AccountCache, cacheScripts, connectCacheClient, createCacheClient, type AccountCacheOptions, type CacheClient, type CacheConnectionOptions,
+  EntityCache, cacheScripts, connectCacheClient, createCacheClient, type EntityCacheOptions, type CachedEntity, type CacheClient, type CacheConnectionOptions,
 } from '../../shared/cache/index.ts';
-import { accountKey, type Account } from '../../workloads/accounts/index.ts';
+import { accountEntity, accountKey, type Account } from '../../workloads/accounts/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 import { createInvalidator } from '../../functions/cache-invalidator/invalidator.ts';
 import { createReadApi } from '../../functions/read-api/read-api.ts';
@@ -86,14 +86,21 @@ export function useCacheFixture() {
         },
       };
     },
-    /** An AccountCache on the state table (its own Redis client unless one is given). */
-    cache(options: Partial<AccountCacheOptions> = {}): AccountCache {
-      return new AccountCache({ redis: options.redis ?? fixture.client(), documents: local.documents, tableName: stateTable, observability, ...options });
+    /**
+     * An EntityCache of the account example on the state table (its own Redis client unless one is
+     * given); `schema` declares another release's schema versions of the account entity.
+     */
+    cache(options: Partial<EntityCacheOptions> & { schema?: Pick<CachedEntity, 'schemaVersion' | 'olderSchemaVersions'> } = {}): EntityCache {
+      const { schema, ...rest } = options;
+      return new EntityCache({
+        redis: options.redis ?? fixture.client(), documents: local.documents, tableName: stateTable, observability,
+        entities: [{ ...accountEntity, ...schema }], ...rest,
+      });
     },
-    invalidator(cache: AccountCache) {
+    invalidator(cache: EntityCache) {
       return createInvalidator({ cache, observability });
     },
-    readApi(cache: AccountCache) {
+    readApi(cache: EntityCache) {
       return createReadApi({ cache, observability });
     },
     /** Raw script access, to plant entries as a slow or lost reader would have left them. */

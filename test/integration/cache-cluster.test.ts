@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { accountCacheKeys, connectCacheClient, FILL_OUTCOMES } from '../../shared/cache/index.ts';
+import { entityCacheKeys, connectCacheClient, FILL_OUTCOMES } from '../../shared/cache/index.ts';
 import { useCacheFixture } from '../helpers/cache-fixture.ts';
 import { useRedisCluster } from '../helpers/redis-cluster.ts';
+import { accountEntity } from '../../workloads/accounts/index.ts';
 
 /**
  * Cluster mode (as ElastiCache Serverless presents itself) on a one-node redis-server cluster that
@@ -17,17 +18,17 @@ describe('cache in cluster mode', () => {
     const redis = f.client({ url: clusterUrl(), cluster: true });
     await connectCacheClient(redis, 10_000);
     const stream = await f.streamReader();
-    const cache = f.cache({ redis, invalidatedSchemaVersions: [1, 2] });
+    const cache = f.cache({ redis, schema: { schemaVersion: 1, olderSchemaVersions: [2] } });
     const invalidate = f.invalidator(cache);
     await f.createAccount('acc-cluster', 3);
-    assert.deepEqual([(await cache.get('acc-cluster')).source, (await cache.get('acc-cluster')).source], ['miss', 'hit']);
+    assert.deepEqual([(await cache.get(accountEntity, 'acc-cluster')).source, (await cache.get(accountEntity, 'acc-cluster')).source], ['miss', 'hit']);
     await f.changeAccount('acc-cluster', 4);
     // two value/tombstone pairs in one script call: legal only because the hash tag pins one slot
     assert.deepEqual(await invalidate(await stream.next({ minRecords: 2 })), { batchItemFailures: [] });
-    assert.equal(await redis.get(accountCacheKeys('acc-cluster', 2).tombstone), '2');
-    assert.equal(await (f.scripts(redis).then((scripts) => scripts.fill(accountCacheKeys('acc-cluster'), 1, '{}', 60_000))), FILL_OUTCOMES.staleTombstone);
-    const read = await cache.get('acc-cluster');
-    assert.deepEqual([read.source, read.account?.balance], ['miss', 7]);
+    assert.equal(await redis.get(entityCacheKeys('account', 'acc-cluster', 2).tombstone), '2');
+    assert.equal(await (f.scripts(redis).then((scripts) => scripts.fill(entityCacheKeys('account', 'acc-cluster', 1), 1, '{}', 60_000))), FILL_OUTCOMES.staleTombstone);
+    const read = await cache.get(accountEntity, 'acc-cluster');
+    assert.deepEqual([read.source, read.value?.balance], ['miss', 7]);
     const report = await cache.reconcile({ sample: 10 });
     assert.deepEqual([report.sampled, report.mismatches], [1, 0]);
   });

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { accountCacheKeys, CACHE_METRICS, FILL_OUTCOMES, FILL_REFUSALS } from '../../shared/cache/index.ts';
+import { entityCacheKeys, CACHE_METRICS, FILL_OUTCOMES, FILL_REFUSALS } from '../../shared/cache/index.ts';
 import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { useCacheFixture, waitFor } from '../helpers/cache-fixture.ts';
+import { accountEntity } from '../../workloads/accounts/index.ts';
 
 describe('cache: invalidation and fills on redis-server + DynamoDB Local', () => {
   const f = useCacheFixture();
@@ -16,7 +17,7 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     await f.createAccount('acc-race', 100);
     assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
     const release = table.holdResponses();
-    const slowRead = cache.get('acc-race');
+    const slowRead = cache.get(accountEntity, 'acc-race');
     await waitFor('the reader to read the table', () => table.requests() === 1);
     // WHEN the writer commits v2 and the invalidator applies its real stream record, then the reader resumes
     await f.changeAccount('acc-race', 5);
@@ -30,12 +31,12 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
       return read;
     });
     // THEN the late fill was refused by the tombstone and every later read answers v2
-    assert.equal(late.account?.version, 1, 'the slow reader returns what it read');
+    assert.equal(late.value?.version, 1, 'the slow reader returns what it read');
     assert.equal(metricTotal(output, CACHE_METRICS.fillsRefused, { reason: FILL_OUTCOMES.staleTombstone }), 1);
-    const later = await Promise.all([1, 2, 3].map(() => cache.get('acc-race')));
-    assert.deepEqual(later.map((read) => read.account?.version), [2, 2, 2]);
-    assert.equal((await cache.get('acc-race')).source, 'hit');
-    assert.equal((await cache.get('acc-race')).account?.balance, 105);
+    const later = await Promise.all([1, 2, 3].map(() => cache.get(accountEntity, 'acc-race')));
+    assert.deepEqual(later.map((read) => read.value?.version), [2, 2, 2]);
+    assert.equal((await cache.get(accountEntity, 'acc-race')).source, 'hit');
+    assert.equal((await cache.get(accountEntity, 'acc-race')).value?.balance, 105);
   });
 
   it('a read that joins a single-flight fill started before an invalidation gets the new version', async () => {
@@ -47,26 +48,26 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     await f.createAccount('acc-join', 100);
     assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
     const release = table.holdResponses();
-    const leader = cache.get('acc-join');
+    const leader = cache.get(accountEntity, 'acc-join');
     await waitFor('the leader to read the table', () => table.requests() === 1);
     // WHEN v2 commits and its invalidation runs, and only then a second read arrives and joins the flight
     await f.changeAccount('acc-join', 5);
     assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
-    const joiner = cache.get('acc-join');
+    const joiner = cache.get(accountEntity, 'acc-join');
     release();
     // THEN the leader may answer what it read, but the joiner, which arrived after the invalidation, answers v2
-    assert.equal((await leader).account?.version, 1);
-    assert.equal((await joiner).account?.version, 2);
+    assert.equal((await leader).value?.version, 1);
+    assert.equal((await joiner).value?.version, 2);
   });
 
   it('100 concurrent misses on one key in one container cost exactly 1 table read', async () => {
     const table = f.observedDocuments();
     const cache = f.cache({ documents: table.documents });
     await f.createAccount('acc-stampede', 7);
-    const reads = await Promise.all(Array.from({ length: 100 }, () => cache.get('acc-stampede')));
+    const reads = await Promise.all(Array.from({ length: 100 }, () => cache.get(accountEntity, 'acc-stampede')));
     assert.equal(table.requests(), 1);
-    assert.ok(reads.every((read) => read.account?.version === 1 && read.account.balance === 7));
-    assert.equal((await cache.get('acc-stampede')).source, 'hit');
+    assert.ok(reads.every((read) => read.value?.version === 1 && read.value.balance === 7));
+    assert.equal((await cache.get(accountEntity, 'acc-stampede')).source, 'hit');
     assert.equal(table.requests(), 1, 'the fill serves the next read');
   });
 
@@ -74,7 +75,7 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     const cache = f.cache();
     const ids = Array.from({ length: 10 }, (_, i) => `acc-cold-${i}`);
     for (const id of ids) await f.createAccount(id);
-    const reads = await Promise.all(ids.map((id) => cache.get(id)));
+    const reads = await Promise.all(ids.map((id) => cache.get(accountEntity, id)));
     assert.deepEqual(reads.map((read) => read.source), ids.map(() => 'miss'));
     assert.equal(cache.breakerState, 'closed');
   });
@@ -84,19 +85,19 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     const cache = f.cache({ maxFillDelayMs: 5_000, tombstoneTtlMs: 10_000, nowMs: () => (clockMs += 6_000) });
     await f.createAccount('acc-slow');
     const { value: read, output } = await captureOutput(async () => {
-      const answer = await cache.get('acc-slow');
+      const answer = await cache.get(accountEntity, 'acc-slow');
       f.observability.metrics.publishStoredMetrics();
       return answer;
     });
-    assert.deepEqual([read.source, read.account?.version], ['miss', 1]);
+    assert.deepEqual([read.source, read.value?.version], ['miss', 1]);
     assert.equal(metricTotal(output, CACHE_METRICS.fillsRefused, { reason: FILL_REFUSALS.tooSlow }), 1);
-    assert.equal((await cache.get('acc-slow')).source, 'miss', 'nothing was stored');
+    assert.equal((await cache.get(accountEntity, 'acc-slow')).source, 'miss', 'nothing was stored');
   });
 
   it('Lua: an invalidation applied twice or out of order leaves the newest state', async () => {
     const redis = await f.redis();
     const scripts = await f.scripts(redis);
-    const keys = accountCacheKeys('acc-lua');
+    const keys = entityCacheKeys('account', 'acc-lua', 1);
     assert.equal(await scripts.fill(keys, 2, '{"v":2}', 60_000), FILL_OUTCOMES.stored);
     // the newest invalidation first, then a replay of it, then older ones
     for (const version of [3, 3, 1, 2]) assert.equal((await scripts.invalidate([keys], version, 30_000)).tombstoneVersion, 3);
@@ -122,19 +123,19 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     const cache = f.cache();
     const invalidate = f.invalidator(cache);
     await f.createAccount('acc-replay');
-    assert.equal((await cache.get('acc-replay')).account?.version, 1);
+    assert.equal((await cache.get(accountEntity, 'acc-replay')).value?.version, 1);
     await f.changeAccount('acc-replay');
     await f.changeAccount('acc-replay');
     const event = await stream.next({ minRecords: 3 });
     const reversed = { Records: [...event.Records].reverse() };
     for (const batch of [event, event, reversed]) assert.deepEqual(await invalidate(batch), { batchItemFailures: [] });
     const redis = await f.redis();
-    assert.equal(await redis.get(accountCacheKeys('acc-replay').tombstone), '3');
-    const read = await cache.get('acc-replay');
-    assert.deepEqual([read.source, read.account?.version], ['miss', 3]);
-    assert.equal((await cache.get('acc-replay')).source, 'hit');
+    assert.equal(await redis.get(entityCacheKeys('account', 'acc-replay', 1).tombstone), '3');
+    const read = await cache.get(accountEntity, 'acc-replay');
+    assert.deepEqual([read.source, read.value?.version], ['miss', 3]);
+    assert.equal((await cache.get(accountEntity, 'acc-replay')).source, 'hit');
     assert.deepEqual(await invalidate(reversed), { batchItemFailures: [] });
-    assert.deepEqual([(await cache.get('acc-replay')).source], ['hit'], 'replays at the cached version keep the entry');
+    assert.deepEqual([(await cache.get(accountEntity, 'acc-replay')).source], ['hit'], 'replays at the cached version keep the entry');
   });
 
   it('a deleted account: REMOVE tombstones old version + 1, so a late fill of the deleted item is refused', async () => {
@@ -143,16 +144,16 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     const invalidate = f.invalidator(cache);
     await f.createAccount('acc-gone');
     await f.changeAccount('acc-gone');
-    assert.equal((await cache.get('acc-gone')).account?.version, 2);
+    assert.equal((await cache.get(accountEntity, 'acc-gone')).value?.version, 2);
     await f.deleteAccount('acc-gone');
     const { value: response, output } = await captureOutput(async () => invalidate(await stream.next({ minRecords: 3 })));
     assert.deepEqual(response, { batchItemFailures: [] });
     assert.equal(metricTotal(output, CACHE_METRICS.invalidations), 3);
     assert.ok(metricTotal(output, CACHE_METRICS.invalidationLagMs) >= 0);
-    const keys = accountCacheKeys('acc-gone');
+    const keys = entityCacheKeys('account', 'acc-gone', 1);
     assert.equal(await (await f.scripts()).fill(keys, 2, '{}', 60_000), FILL_OUTCOMES.staleTombstone);
-    const read = await cache.get('acc-gone');
-    assert.deepEqual([read.source, read.account], ['miss', undefined]);
+    const read = await cache.get(accountEntity, 'acc-gone');
+    assert.deepEqual([read.source, read.value], ['miss', undefined]);
   });
 
   it('invalidation lag is measured from the item\'s own updatedAt to the tombstone write', async () => {
@@ -168,43 +169,43 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
   it('after a schema version bump, new readers never see old-format entries; the invalidator covers both during the rollout', async () => {
     const stream = await f.streamReader();
     const v1 = f.cache();
-    const v2 = f.cache({ schemaVersion: 2, invalidatedSchemaVersions: [1, 2] });
-    const oldKeys = accountCacheKeys('acc-schema', 1);
-    const newKeys = accountCacheKeys('acc-schema', 2);
+    const v2 = f.cache({ schema: { schemaVersion: 2, olderSchemaVersions: [1] } });
+    const oldKeys = entityCacheKeys('account', 'acc-schema', 1);
+    const newKeys = entityCacheKeys('account', 'acc-schema', 2);
     await f.createAccount('acc-schema', 40);
-    assert.equal((await v1.get('acc-schema')).source, 'miss');
+    assert.equal((await v1.get(accountEntity, 'acc-schema')).source, 'miss');
     // an old reader's entry, in a format the new code cannot read
     const redis = await f.redis();
     await redis.hset(oldKeys.value, 'payload', '{"id":"acc-schema","cents":"4000","rev":1}');
-    const fresh = await v2.get('acc-schema');
-    assert.deepEqual([fresh.source, fresh.account?.balance, fresh.account?.version], ['miss', 40, 1]);
-    assert.equal((await v2.get('acc-schema')).source, 'hit');
+    const fresh = await v2.get(accountEntity, 'acc-schema');
+    assert.deepEqual([fresh.source, fresh.value?.balance, fresh.value?.version], ['miss', 40, 1]);
+    assert.equal((await v2.get(accountEntity, 'acc-schema')).source, 'hit');
     assert.equal(await redis.hget(oldKeys.value, 'payload'), '{"id":"acc-schema","cents":"4000","rev":1}', 'old entry untouched, unread');
     // a change invalidates the entries of both versions in one atomic call (same hash tag, same slot)
     await f.changeAccount('acc-schema', 2);
     assert.deepEqual(await f.invalidator(v2)(await stream.next({ minRecords: 2 })), { batchItemFailures: [] });
     assert.equal(await redis.exists(oldKeys.value, newKeys.value), 0);
     assert.deepEqual([await redis.get(oldKeys.tombstone), await redis.get(newKeys.tombstone)], ['2', '2']);
-    assert.equal((await v2.get('acc-schema')).account?.balance, 42);
+    assert.equal((await v2.get(accountEntity, 'acc-schema')).value?.balance, 42);
   });
 
   it('reconcile finds entries that differ from the table, repairs them, then reports 0 mismatches', async () => {
-    const cache = f.cache({ schemaVersion: 7 });
+    const cache = f.cache({ schema: { schemaVersion: 7 } });
     for (const id of ['acc-rec-1', 'acc-rec-2', 'acc-rec-3']) {
       await f.createAccount(id, 10, { tier: 'gold', tags: { b: 1, a: 2 } });
-      await cache.get(id);
+      await cache.get(accountEntity, id);
     }
     // lost invalidations: a change and a deletion the cache never heard of
     await f.changeAccount('acc-rec-1', 90);
     await f.deleteAccount('acc-rec-2');
     const found = await cache.reconcile({ sample: 100 });
     assert.deepEqual({ ...found, details: undefined }, { sampled: 3, mismatches: 2, repaired: 0, mismatchRate: 2 / 3, details: undefined });
-    assert.deepEqual(found.details.map((d) => [d.accountId, d.cachedVersion, d.tableVersion]).sort(), [['acc-rec-1', 1, 2], ['acc-rec-2', 1, undefined]]);
+    assert.deepEqual(found.details.map((d) => [d.id, d.cachedVersion, d.tableVersion]).sort(), [['acc-rec-1', 1, 2], ['acc-rec-2', 1, undefined]]);
     const repaired = await cache.reconcile({ sample: 100, repair: true });
     assert.equal(repaired.repaired, 2);
     const after = await cache.reconcile({ sample: 100 });
     assert.deepEqual([after.sampled, after.mismatches, after.mismatchRate], [2, 0, 0]);
-    const read = await cache.get('acc-rec-1');
-    assert.deepEqual([read.source, read.account?.balance], ['hit', 100], 'the repair refilled the current item');
+    const read = await cache.get(accountEntity, 'acc-rec-1');
+    assert.deepEqual([read.source, read.value?.balance], ['hit', 100], 'the repair refilled the current item');
   });
 });

@@ -2,7 +2,7 @@ import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { AccountCache, connectCacheClient, createCacheClient } from '../../shared/cache/index.ts';
+import { EntityCache, connectCacheClient, createCacheClient } from '../../shared/cache/index.ts';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { accountKey } from '../../workloads/accounts/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
@@ -10,6 +10,7 @@ import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server.ts';
 import { useEngines } from '../helpers/engines.ts';
+import { accountEntity } from '../../workloads/accounts/index.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -72,9 +73,9 @@ describe('cache end to end: worker → state table stream → invalidator → re
     const redis = createCacheClient({ url: local.env.BALLAST_CACHE_URL as string });
     try {
       await connectCacheClient(redis);
-      const cache = new AccountCache({
+      const cache = new EntityCache({
         redis, documents: local.documents, tableName: outputs.StateTableName as string,
-        observability: createObservability({ workerVersion: 'reconcile-test' }),
+        observability: createObservability({ workerVersion: 'reconcile-test' }), entities: [accountEntity],
       });
       const report = await cache.reconcile({ sample: 1_000, repair: false });
       assert.ok(report.sampled > 0, 'the readers filled the cache');

@@ -1,10 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CACHE_ACCESS_STRING } from '../../infra/constructs/cache.ts';
-import { accountCacheKeys, CacheAuthToken, connectCacheClient, FILL_OUTCOMES, type CacheClient } from '../../shared/cache/index.ts';
+import { cacheAccessString } from '../../infra/constructs/cache.ts';
+import { entityCacheKeys, CacheAuthToken, connectCacheClient, FILL_OUTCOMES, type CacheClient } from '../../shared/cache/index.ts';
 import { pingCache } from '../../shared/readiness/index.ts';
 import { useCacheFixture, waitFor } from '../helpers/cache-fixture.ts';
 import { useRedisCluster } from '../helpers/redis-cluster.ts';
+import { accountEntity } from '../../workloads/accounts/index.ts';
 
 /** The functions' user, with the exact access string the stack gives the ElastiCache user. */
 const USER = 'ballast-functions';
@@ -27,7 +28,7 @@ describe('cache auth with expiring credentials (ElastiCache IAM auth on real red
 
   /** Sets the user's ACL to the stack's access string and its only password to `password`. */
   async function setUser(admin: CacheClient, password: string): Promise<void> {
-    await admin.call('ACL', 'SETUSER', USER, 'reset', ...CACHE_ACCESS_STRING.split(' '), `>${password}`);
+    await admin.call('ACL', 'SETUSER', USER, 'reset', ...cacheAccessString(['account', 'sku']).split(' '), `>${password}`);
   }
 
   /** Whether an auth failure reached `errors` (cluster errors carry the node's error as `lastNodeError`). */
@@ -46,7 +47,7 @@ describe('cache auth with expiring credentials (ElastiCache IAM auth on real red
     const fixed = f.client({ url: `redis://${USER}:token-1@127.0.0.1:${port}`, onError: (error) => staticErrors.push(error) });
     await connectCacheClient(client);
     await connectCacheClient(fixed);
-    const key = accountCacheKeys('acc-iam-standalone').tombstone;
+    const key = entityCacheKeys('account', 'acc-iam-standalone', 1).tombstone;
     assert.deepEqual([await client.get(key), await fixed.get(key), state.signings], [null, null, 1]);
 
     // WHEN the password becomes token-2 (as a token expires); established connections carry on
@@ -85,13 +86,13 @@ describe('cache auth with expiring credentials (ElastiCache IAM auth on real red
       const stream = await f.streamReader();
       const cache = f.cache({ redis });
       await f.createAccount('acc-iam', 3);
-      assert.deepEqual([(await cache.get('acc-iam')).source, (await cache.get('acc-iam')).source], ['miss', 'hit']);
+      assert.deepEqual([(await cache.get(accountEntity, 'acc-iam')).source, (await cache.get(accountEntity, 'acc-iam')).source], ['miss', 'hit']);
       await f.changeAccount('acc-iam', 4);
       assert.deepEqual(await f.invalidator(cache)(await stream.next({ minRecords: 2 })), { batchItemFailures: [] });
       const scripts = await f.scripts(redis);
-      assert.equal(await scripts.fill(accountCacheKeys('acc-iam'), 1, '{}', 60_000), FILL_OUTCOMES.staleTombstone);
-      assert.equal(await scripts.evictIfVersion(accountCacheKeys('acc-iam').value, '1'), false);
-      assert.deepEqual([(await cache.get('acc-iam')).source, (await cache.get('acc-iam')).account?.balance], ['miss', 7]);
+      assert.equal(await scripts.fill(entityCacheKeys('account', 'acc-iam', 1), 1, '{}', 60_000), FILL_OUTCOMES.staleTombstone);
+      assert.equal(await scripts.evictIfVersion(entityCacheKeys('account', 'acc-iam', 1).value, '1'), false);
+      assert.deepEqual([(await cache.get(accountEntity, 'acc-iam')).source, (await cache.get(accountEntity, 'acc-iam')).value?.balance], ['miss', 7]);
       // AND the invalidation repair's full reconcile (SCAN over every node) runs as that user
       const report = await cache.reconcile({ repair: true, sample: Infinity });
       assert.ok(report.sampled >= 1 && report.mismatches === 0, `reconcile over SCAN: ${JSON.stringify(report)}`);
@@ -116,7 +117,7 @@ describe('cache auth with expiring credentials (ElastiCache IAM auth on real red
       const errors: Error[] = [];
       const redis = f.client({ url, cluster: true, auth, onError: (error) => errors.push(error) });
       await connectCacheClient(redis, 10_000);
-      const key = accountCacheKeys('acc-iam-cluster').tombstone;
+      const key = entityCacheKeys('account', 'acc-iam-cluster', 1).tombstone;
       assert.equal(await redis.get(key), null);
       // WHEN the password becomes token-2 and the connections drop
       await admin.call('ACL', 'SETUSER', USER, 'resetpass', '>token-2');

@@ -1,9 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MALFORMED_RECORD } from '../../functions/cache-invalidator/invalidator.ts';
-import { accountCacheKeys, CACHE_METRICS } from '../../shared/cache/index.ts';
+import { entityCacheKeys, CACHE_METRICS } from '../../shared/cache/index.ts';
 import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { useCacheFixture } from '../helpers/cache-fixture.ts';
+import { accountEntity } from '../../workloads/accounts/index.ts';
 
 describe('cache invalidator: batch failure handling', () => {
   const f = useCacheFixture();
@@ -16,17 +17,17 @@ describe('cache invalidator: batch failure handling', () => {
     for (const id of ['acc-b1', 'acc-b2', 'acc-b3']) await f.createAccount(id);
     const event = await stream.next({ minRecords: 3 });
     // a value key of the wrong type makes the script fail for acc-b2 only (Redis is up)
-    await redis.set(accountCacheKeys('acc-b2').value, 'not-a-hash');
+    await redis.set(entityCacheKeys('account', 'acc-b2', 1).value, 'not-a-hash');
     const response = await invalidate(event);
     assert.deepEqual(response.batchItemFailures, event.Records.slice(1).map((record) => ({ itemIdentifier: record.dynamodb?.SequenceNumber })));
-    assert.equal(await redis.get(accountCacheKeys('acc-b1').tombstone), '1');
-    assert.equal(await redis.exists(accountCacheKeys('acc-b3').tombstone), 0, 'not attempted: the stream retries from acc-b2');
-    const read = await cache.get('acc-b2');
-    assert.deepEqual([read.source, read.account?.version], ['bypass', 1], 'readers never see a cache error either');
+    assert.equal(await redis.get(entityCacheKeys('account', 'acc-b1', 1).tombstone), '1');
+    assert.equal(await redis.exists(entityCacheKeys('account', 'acc-b3', 1).tombstone), 0, 'not attempted: the stream retries from acc-b2');
+    const read = await cache.get(accountEntity, 'acc-b2');
+    assert.deepEqual([read.source, read.value?.version], ['bypass', 1], 'readers never see a cache error either');
     // once the cause is gone, the retry from the reported record converges
-    await redis.del(accountCacheKeys('acc-b2').value);
+    await redis.del(entityCacheKeys('account', 'acc-b2', 1).value);
     assert.deepEqual(await invalidate({ Records: event.Records.slice(1) }), { batchItemFailures: [] });
-    assert.equal(await redis.get(accountCacheKeys('acc-b3').tombstone), '1');
+    assert.equal(await redis.get(entityCacheKeys('account', 'acc-b3', 1).tombstone), '1');
   });
 
   it('malformed account records are logged and counted, not reported; other entities are ignored', async () => {

@@ -5,9 +5,10 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { startRedis } from '../../local/engines/index.ts';
 import { startTcpFaultProxy } from '../../local/faults/tcp-proxy.ts';
 import { createLambdaContext } from '../../local/lambda/context.ts';
-import { accountCacheKeys, CACHE_METRICS, encodeAccount, FILL_OUTCOMES, toCachedAccount } from '../../shared/cache/index.ts';
+import { entityCacheKeys, CACHE_METRICS, encodeValue, FILL_OUTCOMES } from '../../shared/cache/index.ts';
 import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { useCacheFixture, waitFor } from '../helpers/cache-fixture.ts';
+import { accountEntity, toCachedAccount } from '../../workloads/accounts/index.ts';
 
 const getAccount = (id: string) => ({ rawPath: `/accounts/${id}`, requestContext: { http: { method: 'GET' } } }) as APIGatewayProxyEventV2;
 
@@ -23,11 +24,11 @@ describe('cache: Redis outages', () => {
       const cache = f.cache({ redis, breaker: { failureThreshold: 2, openMs: 60_000 } });
       await f.createAccount('acc-hang', 5);
       // the first two reads pay the timeouts and open the breaker; callers still get the account
-      for (let i = 0; i < 2; i += 1) assert.deepEqual(pick(await cache.get('acc-hang')), ['bypass', 1]);
+      for (let i = 0; i < 2; i += 1) assert.deepEqual(pick(await cache.get(accountEntity, 'acc-hang')), ['bypass', 1]);
       assert.equal(cache.breakerState, 'open');
       const startedMs = Date.now();
       const reads = [];
-      for (let i = 0; i < 20; i += 1) reads.push(pick(await cache.get('acc-hang')));
+      for (let i = 0; i < 20; i += 1) reads.push(pick(await cache.get(accountEntity, 'acc-hang')));
       const elapsedMs = Date.now() - startedMs;
       assert.deepEqual(reads, Array.from({ length: 20 }, () => ['bypass', 1]));
       assert.ok(elapsedMs < 1_000, `20 reads with the breaker open took ${elapsedMs} ms (a single command timeout is 200 ms)`);
@@ -48,8 +49,8 @@ describe('cache: Redis outages', () => {
     const v1 = toCachedAccount(await f.createAccount('acc-out-1', 10));
     await f.createAccount('acc-out-2', 20);
     assert.deepEqual(await invalidate(await stream.next({ minRecords: 2 })), { batchItemFailures: [] });
-    assert.deepEqual(pick(await cache.get('acc-out-1')), ['miss', 1]);
-    assert.deepEqual(pick(await cache.get('acc-out-1')), ['hit', 1]);
+    assert.deepEqual(pick(await cache.get(accountEntity, 'acc-out-1')), ['miss', 1]);
+    assert.deepEqual(pick(await cache.get(accountEntity, 'acc-out-1')), ['hit', 1]);
 
     // WHEN Redis stops and both accounts change
     await f.local.engines.redis.stop();
@@ -60,7 +61,7 @@ describe('cache: Redis outages', () => {
     // THEN reads keep answering, from the table, without errors
     const { value: reads, output } = await captureOutput(async () => {
       const answers = [];
-      for (let i = 0; i < 10; i += 1) answers.push(pick(await cache.get('acc-out-1')));
+      for (let i = 0; i < 10; i += 1) answers.push(pick(await cache.get(accountEntity, 'acc-out-1')));
       f.observability.metrics.publishStoredMetrics();
       return answers;
     });
@@ -78,16 +79,16 @@ describe('cache: Redis outages', () => {
     try {
       // a fill of v1 that lands after recovery, before the stream's retry: what a lost invalidation leaves behind
       const scripts = await f.scripts();
-      assert.equal(await scripts.fill(accountCacheKeys('acc-out-1'), 1, encodeAccount(v1), 60_000), FILL_OUTCOMES.stored);
+      assert.equal(await scripts.fill(entityCacheKeys('account', 'acc-out-1', 1), 1, encodeValue(v1), 60_000), FILL_OUTCOMES.stored);
       // THEN the stream's retries apply as soon as the connection is back, whatever state a
       // breaker is in (the invalidator's would stay open for a minute)
       await waitFor('a replayed invalidation to apply', async () => (await invalidate(event)).batchItemFailures.length === 0);
       assert.deepEqual(await invalidate(event), { batchItemFailures: [] }, 'replaying again changes nothing');
       // The readers' breaker (open for 200 ms) lets a trial call through again.
       await new Promise((resolve) => setTimeout(resolve, 250));
-      assert.deepEqual(pick(await cache.get('acc-out-1')), ['miss', 2]);
-      assert.deepEqual(pick(await cache.get('acc-out-1')), ['hit', 2]);
-      assert.deepEqual(pick(await cache.get('acc-out-2')), ['miss', 2]);
+      assert.deepEqual(pick(await cache.get(accountEntity, 'acc-out-1')), ['miss', 2]);
+      assert.deepEqual(pick(await cache.get(accountEntity, 'acc-out-1')), ['hit', 2]);
+      assert.deepEqual(pick(await cache.get(accountEntity, 'acc-out-2')), ['miss', 2]);
       assert.equal(cache.breakerState, 'closed');
       const report = await cache.reconcile({ sample: 100 });
       assert.deepEqual([report.sampled, report.mismatches, report.mismatchRate], [2, 0, 0]);
@@ -107,8 +108,8 @@ describe('cache: Redis outages', () => {
       const reader = f.cache({ redis: f.client({ url }), breaker: { failureThreshold: 2, openMs: 200 } });
       await f.createAccount('acc-away', 10);
       assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
-      assert.deepEqual(pick(await reader.get('acc-away')), ['miss', 1]);
-      assert.deepEqual(pick(await reader.get('acc-away')), ['hit', 1]);
+      assert.deepEqual(pick(await reader.get(accountEntity, 'acc-away')), ['miss', 1]);
+      assert.deepEqual(pick(await reader.get(accountEntity, 'acc-away')), ['hit', 1]);
       // WHEN the link goes down, two commits happen, and the stream invokes the invalidator with a 30 s timeout
       await link.cut();
       await f.changeAccount('acc-away', 1);
@@ -123,8 +124,8 @@ describe('cache: Redis outages', () => {
       assert.deepEqual(response, { batchItemFailures: [] });
       assert.ok(Date.now() - startedMs >= 20_000);
       // AND the entry v1 left behind is gone: readers answer v3 from here on
-      await waitFor('the readers\' breaker to close', async () => (await reader.get('acc-away')).source !== 'bypass', 5_000);
-      for (let i = 0; i < 3; i += 1) assert.equal((await reader.get('acc-away')).account?.version, 3);
+      await waitFor('the readers\' breaker to close', async () => (await reader.get(accountEntity, 'acc-away')).source !== 'bypass', 5_000);
+      for (let i = 0; i < 3; i += 1) assert.equal((await reader.get(accountEntity, 'acc-away')).value?.version, 3);
     } finally {
       await link.stop();
       await server.stop();
@@ -132,6 +133,6 @@ describe('cache: Redis outages', () => {
   });
 });
 
-function pick(read: { source: string; account?: { version: number } | undefined }): [string, number | undefined] {
-  return [read.source, read.account?.version];
+function pick(read: { source: string; value?: { version: number } | undefined }): [string, number | undefined] {
+  return [read.source, read.value?.version];
 }

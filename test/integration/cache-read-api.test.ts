@@ -1,7 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { ACCOUNT_ID_RULE } from '../../shared/cache/index.ts';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { CACHE_ID_RULE, defineEntity } from '../../shared/cache/index.ts';
+import { accountEntity } from '../../workloads/accounts/index.ts';
 import { captureOutput } from '../helpers/output.ts';
 import { useCacheFixture } from '../helpers/cache-fixture.ts';
 
@@ -42,7 +45,7 @@ describe('read API: GET /accounts/{id}', () => {
     for (const path of ['/accounts/a%7Bb%7D', '/accounts/bad%20id', '/accounts/%E0%A4%A', `/accounts/${'x'.repeat(129)}`, '/accounts/-lead']) {
       const response = await api(request(path));
       assert.equal(response.statusCode, 400, path);
-      assert.equal(body(response).message, `malformed account id: ${ACCOUNT_ID_RULE}`);
+      assert.equal(body(response).message, `malformed account id: ${CACHE_ID_RULE}`);
     }
   });
 
@@ -60,5 +63,20 @@ describe('read API: GET /accounts/{id}', () => {
     assert.deepEqual([response.statusCode, body(response)], [500, { message: 'internal error' }]);
     assert.doesNotMatch(response.body ?? '', /no-such-table|ResourceNotFound/);
     assert.ok(output.logs.some((log) => log.level === 'ERROR' && JSON.stringify(log).includes('ResourceNotFound')));
+  });
+
+  it('serves every cached entity that declares a route, and only those', async () => {
+    const order = defineEntity({ name: 'order', schemaVersion: 1, route: 'orders', schema: z.object({ orderId: z.string(), version: z.number().int() }) });
+    const note = defineEntity({ name: 'note', schemaVersion: 1, schema: z.object({ version: z.number().int() }) });
+    const api = f.readApi(f.cache({ entities: [accountEntity, order, note] }));
+    await f.local.documents.send(new PutCommand({ TableName: f.stateTable, Item: { pk: 'order#o-1', orderId: 'o-1', version: 3, secret: 'x' } }));
+    await f.local.documents.send(new PutCommand({ TableName: f.stateTable, Item: { pk: 'note#n-1', version: 1 } }));
+    const read = await api(request('/orders/o-1'));
+    assert.deepEqual([read.statusCode, read.headers?.['x-cache'], body(read)], [200, 'miss', { orderId: 'o-1', version: 3 }], 'the projection, not the item');
+    assert.equal((await api(request('/orders/o-1'))).headers?.['x-cache'], 'hit');
+    assert.deepEqual(body(await api(request('/orders/o-2'))), { message: "order 'o-2' not found" });
+    assert.equal(body(await api(request('/orders/a%7Bb'))).message, `malformed order id: ${CACHE_ID_RULE}`);
+    assert.equal((await api(request('/note/n-1'))).statusCode, 404, 'no route, not served');
+    assert.equal((await api(request('/notes/n-1'))).statusCode, 404);
   });
 });

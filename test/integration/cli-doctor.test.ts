@@ -2,11 +2,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { accountCacheKeys, connectCacheClient, createCacheClient, encodeAccount, toCachedAccount, type CacheClient } from '../../shared/cache/index.ts';
+import { entityCacheKeys, connectCacheClient, createCacheClient, encodeValue, type CacheClient } from '../../shared/cache/index.ts';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { accountKey } from '../../workloads/accounts/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { eventually, useCliFixture, type RunningCloud } from '../helpers/cli-fixture.ts';
+import { toCachedAccount } from '../../workloads/accounts/index.ts';
 
 interface Check { id: string; verdict: string; evidence: string[]; next: string }
 
@@ -77,7 +78,7 @@ describe('ballast doctor (one local cloud, checks in sequence)', () => {
     const out = await fixture.local.documents.send(new GetCommand({ TableName: running.outputs.StateTableName, Key: { pk: accountKey('acc-healthy-0') }, ConsistentRead: true }));
     const current = toCachedAccount(out.Item as object);
     const stale = { ...current, balance: current.balance - 10, version: current.version - 1 };
-    await redis.hset(accountCacheKeys('acc-healthy-0').value, 'version', String(stale.version), 'payload', encodeAccount(stale));
+    await redis.hset(entityCacheKeys('account', 'acc-healthy-0', 1).value, 'version', String(stale.version), 'payload', encodeValue(stale));
 
     const { code, check } = await doctor();
     assert.equal(code, 1);

@@ -10,7 +10,7 @@ import { streamInvocationRecord, type StreamInvocationRecord } from '../../local
 import { startLocalCloud } from '../../local/cloud/index.ts';
 import { startRedis } from '../../local/engines/index.ts';
 import { accountKey } from '../../workloads/accounts/index.ts';
-import { accountCacheKeys, CACHE_METRICS, encodeAccount, FILL_OUTCOMES, toCachedAccount } from '../../shared/cache/index.ts';
+import { entityCacheKeys, CACHE_METRICS, encodeValue, FILL_OUTCOMES } from '../../shared/cache/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { RANGE_UNAVAILABLE } from '../../shared/streams/index.ts';
@@ -19,6 +19,7 @@ import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { sqsRecord } from '../helpers/sqs-records.ts';
 import { latestStreamArn, streamEventReader } from '../helpers/stream-events.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { accountEntity, toCachedAccount } from '../../workloads/accounts/index.ts';
 
 type BatchInfo = StreamInvocationRecord['DDBStreamBatchInfo'];
 
@@ -66,7 +67,7 @@ describe('invalidation repair: the invalidator\'s on-failure queue, drained', ()
     const { Records } = await stream.next({ minRecords: ids.length });
     const scripts = await f.scripts();
     for (const account of v1) {
-      assert.equal(await scripts.fill(accountCacheKeys(account.accountId), 1, encodeAccount(account), 60_000), FILL_OUTCOMES.stored);
+      assert.equal(await scripts.fill(entityCacheKeys('account', account.accountId, 1), 1, encodeValue(account), 60_000), FILL_OUTCOMES.stored);
     }
     return Records;
   }
@@ -90,15 +91,15 @@ describe('invalidation repair: the invalidator\'s on-failure queue, drained', ()
     // AND every stale entry is gone, tombstoned with the batch's version (2, not the later 3: the range is bounded)
     const redis = await f.redis();
     for (const id of ids) {
-      assert.equal(await redis.exists(accountCacheKeys(id).value), 0, `${id}: the stale v1 entry is deleted`);
-      assert.equal(await redis.get(accountCacheKeys(id).tombstone), '2', `${id}: tombstone`);
+      assert.equal(await redis.exists(entityCacheKeys('account', id, 1).value), 0, `${id}: the stale v1 entry is deleted`);
+      assert.equal(await redis.get(entityCacheKeys('account', id, 1).tombstone), '2', `${id}: tombstone`);
     }
     // AND later reads return the table's version
     const cache = f.cache();
-    assert.deepEqual(await Promise.all(ids.map(async (id) => (await cache.get(id)).account?.version)), [3, 2, 2]);
+    assert.deepEqual(await Promise.all(ids.map(async (id) => (await cache.get(accountEntity, id)).value?.version)), [3, 2, 2]);
     // AND delivering the same message again changes nothing (SQS is at least once)
     assert.deepEqual(await repair()({ Records: [message] }), { batchItemFailures: [] });
-    assert.equal((await cache.get('acc-rep-2')).source, 'hit');
+    assert.equal((await cache.get(accountEntity, 'acc-rep-2')).source, 'hit');
   });
 
   it('falls back to one full reconcile when the batch cannot be read back: shard gone, sequence number refused, unreadable message', async () => {
@@ -106,7 +107,7 @@ describe('invalidation repair: the invalidator\'s on-failure queue, drained', ()
     const failed = await staleAccounts(['acc-fb-1', 'acc-fb-2']);
     await f.createAccount('acc-fb-fresh', 7);
     const cache = f.cache();
-    assert.equal((await cache.get('acc-fb-fresh')).source, 'miss', 'filled with its current version');
+    assert.equal((await cache.get(accountEntity, 'acc-fb-fresh')).source, 'miss', 'filled with its current version');
     const unknownShard = await failedBatch(failed, (info) => ({ ...info, shardId: 'shardId-00000000000000000000-deadbeef' }));
     const beforeShard = await failedBatch(failed, (info) => ({ ...info, startSequenceNumber: '0'.repeat(21) }));
     const unreadable = sqsRecord('{"DDBStreamBatchInfo": {"shardId": "s"}}');
@@ -125,10 +126,10 @@ describe('invalidation repair: the invalidator\'s on-failure queue, drained', ()
     assert.ok(Number(reports[0]?.repaired) >= 2);
     const redis = await f.redis();
     for (const id of ['acc-fb-1', 'acc-fb-2']) {
-      assert.equal(await redis.hget(accountCacheKeys(id).value, 'version'), '2', `${id}: refilled from the table`);
-      assert.deepEqual([(await cache.get(id)).source, (await cache.get(id)).account?.version], ['hit', 2], id);
+      assert.equal(await redis.hget(entityCacheKeys('account', id, 1).value, 'version'), '2', `${id}: refilled from the table`);
+      assert.deepEqual([(await cache.get(accountEntity, id)).source, (await cache.get(accountEntity, id)).value?.version], ['hit', 2], id);
     }
-    assert.equal((await cache.get('acc-fb-fresh')).source, 'hit', 'the healthy entry was left alone');
+    assert.equal((await cache.get(accountEntity, 'acc-fb-fresh')).source, 'hit', 'the healthy entry was left alone');
   });
 
   it('runs in the local cloud: the stack\'s repair function is mapped to the on-failure queue and drains it', async () => {
@@ -184,7 +185,7 @@ describe('invalidation repair: the invalidator\'s on-failure queue, drained', ()
     // THEN both are reported untouched, for SQS to deliver again
     assert.deepEqual(response, { batchItemFailures: messages.map((message) => ({ itemIdentifier: message.messageId })) });
     assert.equal(metricTotal(output, CACHE_METRICS.invalidations), 0);
-    assert.equal((await (await f.redis()).hget(accountCacheKeys('acc-late-1').value, 'version')), '1', 'still the stale entry');
+    assert.equal((await (await f.redis()).hget(entityCacheKeys('account', 'acc-late-1', 1).value, 'version')), '1', 'still the stale entry');
   });
 
   it('Redis down: every message is reported for redelivery, none is lost; after it returns, the redelivery repairs', async () => {
@@ -218,7 +219,7 @@ describe('invalidation repair: the invalidator\'s on-failure queue, drained', ()
       assert.equal(metricTotal(redelivered.output, CACHE_METRICS.invalidationsRepaired), 2);
       assert.equal(metricTotal(redelivered.output, CACHE_METRICS.invalidationRepairFallbacks, { reason: RANGE_UNAVAILABLE.gone }), 1);
       const cache = f.cache();
-      for (const id of ['acc-down-1', 'acc-down-2']) assert.equal((await cache.get(id)).account?.version, 2, id);
+      for (const id of ['acc-down-1', 'acc-down-2']) assert.equal((await cache.get(accountEntity, id)).value?.version, 2, id);
     } finally {
       await restarted.stop();
     }

@@ -12,12 +12,12 @@ import { ACCOUNT_REASONS, BALANCE_CHANGE, JOB_TYPES, accountKey } from '../../wo
 import { REASONS } from '../../shared/errors/index.ts';
 import { lockKey } from '../../shared/lock/index.ts';
 import type { ExternalJob, TransactionalJob } from '../../shared/batch/index.ts';
-import { toCachedAccount } from '../../shared/cache/index.ts';
 import { creditJob } from '../../workloads/accounts/index.ts';
 import { captureOutput } from '../helpers/output.ts';
 import { useWorkerHarness } from '../helpers/worker-harness.ts';
 import { toDeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { checkReplay, REPLAY_DECISIONS } from '../../shared/operations/replay-check.ts';
+import { toCachedAccount } from '../../workloads/accounts/index.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

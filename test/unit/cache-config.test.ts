@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { Cluster, Redis } from 'ioredis';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { AccountCache, CacheConfigurationError, cacheConfigFromEnv, createCacheClient, type AccountCacheOptions } from '../../shared/cache/index.ts';
+import { z } from 'zod';
+import { CacheConfigurationError, cacheConfigFromEnv, createCacheClient, defineEntity, EntityCache, type EntityCacheOptions } from '../../shared/cache/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 
 describe('cache configuration', () => {
@@ -40,20 +41,22 @@ describe('cache configuration', () => {
     assert.throws(() => createCacheClient({ url: 'redis://cache', commandTimeoutMs: 0 }), /commandTimeoutMs must be > 0, got 0/);
   });
 
-  it('AccountCache validates its options at construction, naming the field, the value and the fix', () => {
+  it('EntityCache validates its options at construction, naming the field, the value and the fix', () => {
     const redis = createCacheClient({ url: 'redis://cache.internal' });
     const dynamodb = new DynamoDBClient({ region: 'us-east-1' });
-    const base = { redis, documents: DynamoDBDocumentClient.from(dynamodb), tableName: 'state', observability: createObservability({ workerVersion: 'test' }) };
-    const invalid = (options: Partial<AccountCacheOptions>, pattern: RegExp) =>
-      assert.throws(() => new AccountCache({ ...base, ...options }), (error: unknown) => error instanceof CacheConfigurationError && pattern.test(error.message));
+    const entities = [defineEntity({ name: 'order', schemaVersion: 1, schema: z.object({ version: z.number() }) })];
+    const base = { redis, documents: DynamoDBDocumentClient.from(dynamodb), tableName: 'state', observability: createObservability({ workerVersion: 'test' }), entities };
+    const invalid = (options: Partial<EntityCacheOptions>, pattern: RegExp) =>
+      assert.throws(() => new EntityCache({ ...base, ...options }), (error: unknown) => error instanceof CacheConfigurationError && pattern.test(error.message));
     try {
       invalid({ tombstoneTtlMs: 15_000 }, /tombstoneTtlMs must be >= 2 × maxFillDelayMs \(20000\).*got 15000/);
       invalid({ ttlJitterRatio: 1 }, /ttlJitterRatio must be in \[0, 1\), got 1/);
       invalid({ ttlMs: 0 }, /ttlMs must be a finite number > 0, got 0/);
-      invalid({ schemaVersion: 0 }, /schemaVersion must be an integer >= 1, got 0/);
+      invalid({ entities: [] }, /entities must name at least one cached entity/);
+      invalid({ entities: [...entities, ...entities] }, /must name each entity once \('order' is repeated\)/);
       invalid({ tableName: '' }, /tableName is required/);
       invalid({ breaker: { failureThreshold: 0 } }, /failureThreshold must be an integer >= 1, got 0/);
-      assert.equal(new AccountCache({ ...base, ttlMs: undefined }).schemaVersion, 1, 'an explicit undefined keeps the default');
+      assert.deepEqual([...new EntityCache({ ...base, ttlMs: undefined }).entities.keys()], ['order'], 'an explicit undefined keeps the default');
     } finally {
       redis.disconnect();
       dynamodb.destroy();

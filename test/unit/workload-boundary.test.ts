@@ -10,7 +10,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineWorkload, workloadJobs, workloadReasons, workloadSettings, type Workload } from '../../shared/workloads/index.ts';
+import { z } from 'zod';
+import { defineEntity } from '../../shared/cache/index.ts';
+import { defineWorkload, workloadEntities, workloadJobs, workloadReasons, workloadSettings, type Workload } from '../../shared/workloads/index.ts';
 import { WORKLOADS } from '../../workloads/registry.ts';
 import { workerConfigFromEnv } from '../../functions/worker/config.ts';
 
@@ -20,15 +22,9 @@ const FRAMEWORK = ['shared', 'functions', 'infra', 'cli', 'local', 'bench'];
 /** Framework files that still name the account example, to be moved into workloads/accounts. */
 const KNOWN_TO_MOVE = new Set([
   'bench/round-trips.ts',
-  'functions/cache-invalidator/invalidator.ts',
-  'functions/cache-invalidator/stream-record.ts',
-  'functions/invalidation-repair/repair.ts',
-  'functions/read-api/index.ts',
-  'functions/read-api/read-api.ts',
   'infra/ballast-stack.ts',
   'infra/bin/ballast.ts',
   'infra/config.ts',
-  'infra/constructs/cache.ts',
   'infra/constructs/network.ts',
   'infra/constructs/queue-worker.ts',
   'local/chaos/app.ts',
@@ -43,23 +39,16 @@ const KNOWN_TO_MOVE = new Set([
   'local/partner-api/server.ts',
   'local/start.ts',
   'shared/batch/run-job.ts',
-  'shared/cache/account-cache.ts',
-  'shared/cache/account-entry.ts',
-  'shared/cache/from-env.ts',
-  'shared/cache/index.ts',
-  'shared/cache/reconcile.ts',
   'shared/envelope/bounds.ts',
   'shared/envelope/create.ts',
   'shared/envelope/samples.ts',
   'shared/envelope/schema.ts',
   'shared/index.ts',
-  'shared/operations/cache.ts',
   'shared/producer/index.ts',
   'shared/producer/job-lines.ts',
   'shared/producer/job-producer.ts',
   'shared/producer/jobs.ts',
   'shared/producer/send.ts',
-  'shared/tables/schema.ts',
 ]);
 
 function* sources(dir: string): Generator<string> {
@@ -135,5 +124,14 @@ describe('workload registry', () => {
     assert.deepEqual(workloadSettings(workloads), ['A_URL', 'B_URL']);
     assert.throws(() => workerConfigFromEnv(env, workloads), /worker configuration: A_URL is required; B_URL is required/);
     assert.deepEqual(workerConfigFromEnv({ ...env, A_URL: 'https://a', B_URL: 'https://b' }, workloads).settings, { A_URL: 'https://a', B_URL: 'https://b' });
+  });
+
+  it('gives the cache every registered workload\'s entities, refusing a name or a route claimed twice', () => {
+    const entity = (name: string, route?: string) => defineEntity({ name, schemaVersion: 1, schema: z.object({ version: z.number() }), ...(route ? { route } : {}) });
+    const withEntities = (name: string, ...entities: ReturnType<typeof entity>[]) => defineWorkload({ name, jobs: () => [], vocabulary: [new RegExp(name)], entities });
+    assert.deepEqual(workloadEntities([withEntities('a', entity('order', 'orders')), withEntities('b', entity('sku'))]).map((e) => e.name), ['order', 'sku']);
+    assert.throws(() => workloadEntities([withEntities('a', entity('order')), withEntities('b', entity('order'))]), /cached entity order is declared by both a and b/);
+    assert.throws(() => workloadEntities([withEntities('a', entity('order', 'x')), withEntities('b', entity('sku', 'x'))]), /read route \/x is declared by both a and b/);
+    assert.deepEqual(workloadEntities(WORKLOADS).map((e) => `${e.name} /${e.route}`), ['account /accounts'], 'the account example\'s');
   });
 });

@@ -4,10 +4,12 @@
  * under the account's lock). It is what a team's own workload looks like.
  */
 import { defineWorkload } from '../../shared/workloads/index.ts';
+import { accountEntity } from './entity.ts';
 import { creditJob, debitJob, syncProfileJob } from './jobs/index.ts';
 import { ACCOUNT_REASONS } from './reasons.ts';
 
 export { accountKey, BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE, type Account, type BalanceChange, type SyncProfile } from './schemas.ts';
+export { accountEntity, CACHED_ACCOUNT, toCachedAccount, type CachedAccount } from './entity.ts';
 export { accountJobs, creditJob, debitJob, syncProfileJob } from './jobs/index.ts';
 export { ACCOUNT_REASONS } from './reasons.ts';
 
@@ -22,6 +24,7 @@ export const accounts = defineWorkload({
     { code: ACCOUNT_REASONS.accountNotFound },
     { code: ACCOUNT_REASONS.partnerRejected, dependencyRejection: true },
   ],
+  entities: [accountEntity],
   jobs: (runtime) => {
     const options = { stateTableName: runtime.stateTableName, nowMs: runtime.nowMs };
     return [creditJob(options), debitJob(options), syncProfileJob({ ...options, partnerApiUrl: runtime.setting(PARTNER_API_URL) })];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { entityKey } from '../../shared/tables/index.ts';
 
 /**
  * Payload schemas of the example workload ballast ships: the producer SDK builds with them and
@@ -36,6 +37,7 @@ export interface Account {
   readonly updatedAt: string;
 }
 
+/** The state table's `pk` of an account. */
 export function accountKey(accountId: string): string {
-  return `account#${accountId}`;
+  return entityKey('account', accountId);
 }

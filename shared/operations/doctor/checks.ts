@@ -98,7 +98,7 @@ const invalidation: Check = (e) => {
   const evidence = [`invalidator failure queue: ${e.invalidatorFailures.visible} message(s)`,
     age.ok ? `stream iterator age: ${age.value === undefined ? 'no data' : `${Math.round(age.value / 1000)}s max`}` : `stream iterator age: unknown (${age.why})`,
     e.cache.ok ? `cache sample: ${e.cache.value.mismatches}/${e.cache.value.sampled} stale (rate ${(e.cache.value.mismatchRate * 100).toFixed(1)}%)` : `cache: ${e.cache.why}`,
-    ...(e.cache.ok ? e.cache.value.details.slice(0, 5).map((d) => `account ${d.accountId}: cached v${d.cachedVersion ?? '-'} vs table v${d.tableVersion ?? '-'}`) : [])];
+    ...(e.cache.ok ? e.cache.value.details.slice(0, 5).map((d) => `${d.entity} ${d.id}: cached v${d.cachedVersion ?? '-'} vs table v${d.tableVersion ?? '-'}`) : [])];
   if (e.invalidatorFailures.visible > 0) return result('invalidation', q, 'fail', evidence, 'stream batches failed past their retries: fix the cause, then `ballast cache check --repair`');
   if (e.cache.ok && e.cache.value.mismatches > 0) return result('invalidation', q, 'fail', evidence, 'stale entries are served: `ballast cache check --repair`, then check the invalidator\'s errors and iterator age');
   if (age.ok && (age.value ?? 0) > 60_000) return result('invalidation', q, 'warn', evidence, 'the invalidator is falling behind the state table: reads can serve the previous version for that long; check its errors, duration and throttles');

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ReconcileReport } from '../../cache/index.ts';
+import type { CachedEntity, ReconcileReport } from '../../cache/index.ts';
 import { METRICS } from '../../observability/index.ts';
 import type { OpsContext } from '../context.ts';
 import { cacheTarget, checkCache } from '../cache.ts';
@@ -29,11 +29,13 @@ export interface DoctorOptions {
    * @default []
    */
   readonly dependencyRejectionReasons?: readonly string[];
+  /** The cached entities the cache sample covers (the workloads register them). @default [] - no cache sample */
+  readonly cachedEntities?: readonly CachedEntity[];
 }
 
 export const DOCTOR_DEFAULTS = {
   sampleSeconds: 5, windowMinutes: 15, maxOldestAgeSeconds: 300, cacheSample: 50, dlqSample: 200, lockGraceMs: 5_000,
-  dependencyRejectionReasons: [] as readonly string[],
+  dependencyRejectionReasons: [] as readonly string[], cachedEntities: [] as readonly CachedEntity[],
 };
 
 /** Reads that may fail: the value, or why it is not known. */
@@ -95,7 +97,11 @@ export async function gatherEvidence(context: OpsContext, options: DoctorOptions
     reader.alarms(context.stack.alarmPrefix),
     attempt(() => scanControlTable(documents, outputs.ControlTableName, nowMs, { graceMs: o.lockGraceMs })),
     attempt(() => listDeadLetters({ sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl, defaultSourceQueueUrl: outputs.JobsQueueUrl }, {}, o.dlqSample)),
-    attempt(async () => checkCache({ ...await cacheTarget(context), documents, stateTableName: outputs.StateTableName, sample: o.cacheSample })),
+    o.cachedEntities.length === 0
+      ? Promise.resolve({ ok: false as const, why: 'no registered workload caches an entity' })
+      : attempt(async () => checkCache({
+        ...await cacheTarget(context), documents, stateTableName: outputs.StateTableName, entities: o.cachedEntities, sample: o.cacheSample,
+      })),
     outputs.InvalidatorFunctionName
       ? reader.maximum('AWS/Lambda', 'IteratorAge', [{ Name: 'FunctionName', Value: outputs.InvalidatorFunctionName }], w)
       : Promise.resolve({ ok: false as const, why: 'the stack has no InvalidatorFunctionName output' }),

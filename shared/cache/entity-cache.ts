@@ -1,31 +1,28 @@
 import { ReplyError } from 'ioredis';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { accountKey } from '../../workloads/accounts/schemas.ts';
 import { countByReason, MetricUnit, type Observability } from '../observability/index.ts';
 import { withDefaults } from '../options/index.ts';
-import { STATE_TABLE } from '../tables/index.ts';
-import { encodeAccount, decodeAccount, toCachedAccount, type CachedAccount } from './account-entry.ts';
+import { entityKey, STATE_TABLE } from '../tables/index.ts';
+import { decodeValue, encodeValue, invalidatedSchemaVersions, projectItem, type CachedEntity, type CachedValue } from './entity.ts';
 import { CircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.ts';
 import { connectCacheClient } from './connection.ts';
 import { CacheConfigurationError, CacheUnavailableError } from './errors.ts';
-import { accountCacheKeys, CACHE_SCHEMA_VERSION, OLDER_CACHE_SCHEMA_VERSIONS, type AccountCacheKeys } from './keys.ts';
+import { entityCacheKeys, type EntityCacheKeys } from './keys.ts';
 import { CACHE_METRICS, FILL_REFUSALS } from './metrics.ts';
-import { reconcileAccounts, type ReconcileOptions, type ReconcileReport } from './reconcile.ts';
+import { reconcileEntity, type ReconcileOptions, type ReconcileReport } from './reconcile.ts';
 import { cacheScripts, FILL_OUTCOMES, type CacheClient, type CacheScripts } from './scripts.ts';
 import { SingleFlight } from './single-flight.ts';
 import { jitteredTtlMs } from './ttl.ts';
 
-export interface AccountCacheOptions {
+export interface EntityCacheOptions {
   /** From `createCacheClient` (lazy, no offline queue, short timeouts). Not closed by the cache. */
   readonly redis: CacheClient;
   readonly documents: DynamoDBDocumentClient;
-  /** The state table (`pk = account#<id>`). */
+  /** The state table (`pk = <entity>#<id>`). */
   readonly tableName: string;
   readonly observability: Observability;
-  /** The cached format this reader reads and fills. @default CACHE_SCHEMA_VERSION */
-  readonly schemaVersion?: number;
-  /** Schema versions an invalidation tombstones. @default [schemaVersion, ...OLDER_CACHE_SCHEMA_VERSIONS] */
-  readonly invalidatedSchemaVersions?: readonly number[];
+  /** The entities this cache serves, invalidates and reconciles (the registry's, see `workloadEntities`). */
+  readonly entities: readonly CachedEntity[];
   /** Nominal lifetime of an entry (a bound on staleness if every invalidation were lost). @default 300_000 */
   readonly ttlMs?: number;
   /** Relative TTL spread, in [0, 1), so entries filled together do not expire together. @default 0.1 */
@@ -60,15 +57,18 @@ export interface AccountCacheOptions {
 export const READ_SOURCES = { hit: 'hit', miss: 'miss', bypass: 'bypass' } as const;
 export type ReadSource = (typeof READ_SOURCES)[keyof typeof READ_SOURCES];
 
-/** The answer of {@link AccountCache.get}: the account (undefined if it does not exist) and its source. */
-export interface AccountRead {
-  readonly account: CachedAccount | undefined;
+/** The answer of {@link EntityCache.get}: the cached value (undefined if the item does not exist) and its source. */
+export interface EntityRead<T extends CachedValue = CachedValue> {
+  readonly value: T | undefined;
   readonly source: ReadSource;
 }
 
-/** One committed change of an account, as the invalidator learns it from the stream. */
-export interface AccountChange {
-  readonly accountId: string;
+/** One committed change of an item, as the invalidator learns it from the stream. */
+export interface EntityChange {
+  /** The entity's name (the `pk` prefix). */
+  readonly entity: string;
+  /** The id after the `#` of the item's `pk`. */
+  readonly id: string;
   /** The version to tombstone: the new item's version, or the deleted item's version + 1. */
   readonly version: number;
   /** Epoch ms of the commit (the item's `updatedAt`), for `InvalidationLagMs`. @default - no lag metric */
@@ -76,35 +76,34 @@ export interface AccountChange {
 }
 
 const defaults = {
-  schemaVersion: CACHE_SCHEMA_VERSION, ttlMs: 300_000, ttlJitterRatio: 0.1, maxFillDelayMs: 10_000, tombstoneTtlMs: 120_000, connectWaitMs: 2_000,
+  ttlMs: 300_000, ttlJitterRatio: 0.1, maxFillDelayMs: 10_000, tombstoneTtlMs: 120_000, connectWaitMs: 2_000,
   nowMs: Date.now, random: Math.random,
 };
 
 /**
- * Cache-aside reads of accounts over Redis/Valkey with stream-driven invalidation. Reads GET the
- * entry; a miss does one strongly consistent table read per key per container (single-flight) and
- * a versioned fill that the tombstones can refuse, so a slow reader never puts an old value back.
- * While Redis fails, a circuit breaker sends reads straight to the table: callers see no error.
+ * Cache-aside reads of the registered entities over Redis/Valkey with stream-driven invalidation.
+ * Reads GET the entry; a miss does one strongly consistent table read per key per container
+ * (single-flight) and a versioned fill that the tombstones can refuse, so a slow reader never puts
+ * an old value back. While Redis fails, a circuit breaker (one per cache, since the entities share
+ * the Redis) sends reads straight to the table: callers see no error.
  *
  * @example
- * import { AccountCache, createCacheClient } from '../shared/cache/index.ts';
- * const cache = new AccountCache({ redis: createCacheClient({ url }), documents, tableName, observability });
- * const { account, source } = await cache.get('acc-42'); // source: 'hit' | 'miss' | 'bypass'
+ * import { EntityCache, createCacheClient } from '../shared/cache/index.ts';
+ * const cache = new EntityCache({ redis: createCacheClient({ url }), documents, tableName, observability, entities: [orderEntity] });
+ * const { value, source } = await cache.get(orderEntity, 'o-42'); // source: 'hit' | 'miss' | 'bypass'
  */
-export class AccountCache {
-  readonly schemaVersion: number;
-  readonly #options: Required<Omit<AccountCacheOptions, 'breaker' | 'invalidatedSchemaVersions'>>;
-  readonly #invalidatedSchemaVersions: readonly number[];
+export class EntityCache {
+  readonly #options: Required<Omit<EntityCacheOptions, 'breaker'>>;
+  readonly #entities: ReadonlyMap<string, CachedEntity>;
   readonly #scripts: CacheScripts;
   readonly #breaker: CircuitBreaker;
-  readonly #flights = new SingleFlight<string, AccountRead>();
+  readonly #flights = new SingleFlight<string, EntityRead>();
 
-  constructor(options: AccountCacheOptions) {
+  constructor(options: EntityCacheOptions) {
     const merged = withDefaults(defaults, options);
     validate(merged);
     this.#options = merged;
-    this.schemaVersion = merged.schemaVersion;
-    this.#invalidatedSchemaVersions = [...new Set(merged.invalidatedSchemaVersions ?? [merged.schemaVersion, ...OLDER_CACHE_SCHEMA_VERSIONS])];
+    this.#entities = new Map(merged.entities.map((entity) => [entity.name, entity]));
     this.#scripts = cacheScripts(merged.redis);
     this.#breaker = new CircuitBreaker({
       ...merged.breaker,
@@ -121,19 +120,27 @@ export class AccountCache {
     return this.#breaker.state;
   }
 
+  /** The entities this cache serves, by name. */
+  get entities(): ReadonlyMap<string, CachedEntity> {
+    return this.#entities;
+  }
+
   /**
-   * The account, from the cache or (on a miss, or while Redis is unavailable) from the table.
-   * @throws InvalidAccountIdError for ids that cannot be cached (see `ACCOUNT_ID_RULE`)
+   * The item's cached value, from the cache or (on a miss, or while Redis is unavailable) from the table.
+   * @throws InvalidCacheIdError for ids that cannot be cached (see `CACHE_ID_RULE`)
+   * @throws CacheConfigurationError for an entity this cache was not given
    */
-  async get(accountId: string): Promise<AccountRead> {
-    const keys = accountCacheKeys(accountId, this.schemaVersion);
-    const joined = this.#flights.has(accountId);
-    let read = await this.#flights.run(accountId, () => this.#read(accountId, keys));
+  async get<T extends CachedValue>(of: CachedEntity<T>, id: string): Promise<EntityRead<T>> {
+    // The registered declaration decides the keys and the format (it may be a newer schema version).
+    const entity = this.#entity(of.name) as CachedEntity<T>;
+    const keys = entityCacheKeys(entity.name, id, entity.schemaVersion);
+    const joined = this.#flights.has(keys.value);
+    let read = await this.#flights.run(keys.value, () => this.#read(entity, id, keys)) as EntityRead<T>;
     // A joiner arrived after the flight's reads were sent: an invalidation may have run between
     // the two, and answering the flight's version would then be a stale read. One tombstone GET
     // (far cheaper than the table read single-flight saves) tells; if it is newer, read again.
-    if (joined && read.source !== READ_SOURCES.bypass && (await this.#tombstone(keys)) > (read.account?.version ?? 0)) {
-      read = { account: await this.#readTable(accountId), source: READ_SOURCES.miss };
+    if (joined && read.source !== READ_SOURCES.bypass && (await this.#tombstone(keys)) > (read.value?.version ?? 0)) {
+      read = { value: await this.#readTable(entity, id), source: READ_SOURCES.miss };
     }
     const metric = read.source === 'hit' ? CACHE_METRICS.hits : read.source === 'miss' ? CACHE_METRICS.misses : CACHE_METRICS.fallbacks;
     this.#options.observability.metrics.addMetric(metric, MetricUnit.Count, 1);
@@ -141,12 +148,15 @@ export class AccountCache {
   }
 
   /**
-   * Applies one committed change: tombstones `change.version` for every invalidated schema version
-   * and deletes older entries, atomically per account. Idempotent and order-independent.
+   * Applies one committed change: tombstones `change.version` for every schema version of the
+   * entity still read (`schemaVersion` and `olderSchemaVersions`) and deletes older entries,
+   * atomically per item (one slot, one script call). Idempotent and order-independent.
    * @throws CacheUnavailableError when Redis cannot be reached (the stream should retry)
+   * @throws CacheConfigurationError for an entity this cache was not given
    */
-  async invalidate(change: AccountChange): Promise<{ tombstoneVersion: number; deleted: number }> {
-    const keys = this.#invalidatedSchemaVersions.map((version) => accountCacheKeys(change.accountId, version));
+  async invalidate(change: EntityChange): Promise<{ tombstoneVersion: number; deleted: number }> {
+    const entity = this.#entity(change.entity);
+    const keys = invalidatedSchemaVersions(entity).map((version) => entityCacheKeys(entity.name, change.id, version));
     // Not behind the breaker: a breaker that is open for a blip would fail every retry of the
     // stream batch in a row and send live invalidations to the on-failure queue, leaving stale
     // entries. Each attempt waits (bounded) for the connection instead.
@@ -160,47 +170,59 @@ export class AccountCache {
   }
 
   /**
-   * Compares a sample of this schema version's entries with the table; see `reconcileAccounts`.
+   * Compares a sample of the current schema version's entries with the table, for one entity or
+   * (without `entity`) each in turn; see `reconcileEntity`. The reports add up.
    * @example
    * const report = await cache.reconcile({ sample: 200, repair: true });
    * if (report.mismatchRate > 0) console.warn(report.details);
    */
-  async reconcile(options: ReconcileOptions = {}): Promise<ReconcileReport> {
+  async reconcile(options: ReconcileOptions & { readonly entity?: string } = {}): Promise<ReconcileReport> {
+    const entities = options.entity === undefined ? [...this.#entities.values()] : [this.#entity(options.entity)];
     await this.#connect();
     try {
-      return await reconcileAccounts({
-        redis: this.#options.redis,
-        scripts: this.#scripts,
-        schemaVersion: this.schemaVersion,
-        readAccount: (accountId) => this.#readTable(accountId),
-        fill: (accountId, account, readStartedMs) => this.#fill(accountCacheKeys(accountId, this.schemaVersion), account, readStartedMs),
-        nowMs: this.#options.nowMs,
-      }, options);
+      const reports: ReconcileReport[] = [];
+      for (const entity of entities) {
+        reports.push(await reconcileEntity({
+          redis: this.#options.redis,
+          scripts: this.#scripts,
+          entity,
+          readItem: (id) => this.#readTable(entity, id),
+          fill: (id, value, readStartedMs) => this.#fill(entityCacheKeys(entity.name, id, entity.schemaVersion), value, readStartedMs),
+          nowMs: this.#options.nowMs,
+        }, options));
+      }
+      return sumReports(reports);
     } catch (error) {
       throw isReplyError(error) ? error : unavailable('reconcile', error);
     }
   }
 
-  async #read(accountId: string, keys: AccountCacheKeys): Promise<AccountRead> {
+  #entity(name: string): CachedEntity {
+    const entity = this.#entities.get(name);
+    if (!entity) throw new CacheConfigurationError(`EntityCache: entity '${name}' is not one of ${[...this.#entities.keys()].join(', ')}; register it with its workload`);
+    return entity;
+  }
+
+  async #read(entity: CachedEntity, id: string, keys: EntityCacheKeys): Promise<EntityRead> {
     let entry: (string | null)[];
     try {
       entry = await this.#guarded('get', () => this.#options.redis.hmget(keys.value, 'version', 'payload'));
     } catch (error) {
       // Unreachable, or an error reply (a bug, logged): either way the caller gets the table's answer.
-      if (!(error instanceof CacheUnavailableError)) this.#options.observability.logger.error('cache read failed', { accountId, error: error as Error });
-      return { account: await this.#readTable(accountId), source: READ_SOURCES.bypass };
+      if (!(error instanceof CacheUnavailableError)) this.#options.observability.logger.error('cache read failed', { entity: entity.name, id, error: error as Error });
+      return { value: await this.#readTable(entity, id), source: READ_SOURCES.bypass };
     }
     const [version = null, payload = null] = entry;
-    const cached = payload === null ? undefined : decodeAccount(payload, version);
-    if (cached) return { account: cached, source: READ_SOURCES.hit };
+    const cached = payload === null ? undefined : decodeValue(entity, payload, version);
+    if (cached) return { value: cached, source: READ_SOURCES.hit };
     const readStartedMs = this.#options.nowMs();
-    const account = await this.#readTable(accountId);
-    if (account) await this.#fill(keys, account, readStartedMs);
-    return { account, source: READ_SOURCES.miss };
+    const value = await this.#readTable(entity, id);
+    if (value) await this.#fill(keys, value, readStartedMs);
+    return { value, source: READ_SOURCES.miss };
   }
 
   /** The entry's tombstone version (0 when there is none, or Redis cannot say: the flight's answer stands). */
-  async #tombstone(keys: AccountCacheKeys): Promise<number> {
+  async #tombstone(keys: EntityCacheKeys): Promise<number> {
     try {
       return Number(await this.#guarded('tombstone', () => this.#options.redis.get(keys.tombstone))) || 0;
     } catch {
@@ -209,7 +231,7 @@ export class AccountCache {
   }
 
   /** Fills the entry unless the read is too old; never throws (a failed fill only costs a later miss). */
-  async #fill(keys: AccountCacheKeys, account: CachedAccount, readStartedMs: number): Promise<boolean> {
+  async #fill(keys: EntityCacheKeys, value: CachedValue, readStartedMs: number): Promise<boolean> {
     const { observability, nowMs, ttlMs, ttlJitterRatio, random, maxFillDelayMs } = this.#options;
     if (nowMs() - readStartedMs > maxFillDelayMs) {
       countByReason(observability, CACHE_METRICS.fillsRefused, FILL_REFUSALS.tooSlow);
@@ -218,22 +240,22 @@ export class AccountCache {
     try {
       const ttl = jitteredTtlMs(ttlMs, ttlJitterRatio, random);
       // The deadline travels with the command: Redis refuses it if it arrives too late, however late.
-      const outcome = await this.#guarded('fill', () => this.#scripts.fill(keys, account.version, encodeAccount(account), ttl, readStartedMs + maxFillDelayMs));
+      const outcome = await this.#guarded('fill', () => this.#scripts.fill(keys, value.version, encodeValue(value), ttl, readStartedMs + maxFillDelayMs));
       if (outcome !== FILL_OUTCOMES.stored) countByReason(observability, CACHE_METRICS.fillsRefused, outcome);
       return outcome === FILL_OUTCOMES.stored;
     } catch (error) {
-      observability.logger.warn('cache fill failed', { accountId: account.accountId, error: error as Error });
+      observability.logger.warn('cache fill failed', { key: keys.value, error: error as Error });
       return false;
     }
   }
 
-  async #readTable(accountId: string): Promise<CachedAccount | undefined> {
+  async #readTable<T extends CachedValue>(entity: CachedEntity<T>, id: string): Promise<T | undefined> {
     const { Item } = await this.#options.documents.send(new GetCommand({
       TableName: this.#options.tableName,
-      Key: { [STATE_TABLE.partitionKey]: accountKey(accountId) },
+      Key: { [STATE_TABLE.partitionKey]: entityKey(entity.name, id) },
       ConsistentRead: true,
     }));
-    return Item ? toCachedAccount(Item) : undefined;
+    return Item ? projectItem(entity, Item) : undefined;
   }
 
   /**
@@ -285,9 +307,9 @@ function unavailable(operation: string, cause: unknown): CacheUnavailableError {
   return new CacheUnavailableError(`cache ${operation} failed: ${message}`, { cause, context: { operation } });
 }
 
-function validate(options: typeof defaults & AccountCacheOptions): void {
+function validate(options: typeof defaults & EntityCacheOptions): void {
   const fail = (field: string, value: unknown, rule: string) => {
-    throw new CacheConfigurationError(`AccountCache: ${field} ${rule}, got ${JSON.stringify(value)}`);
+    throw new CacheConfigurationError(`EntityCache: ${field} ${rule}, got ${JSON.stringify(value)}`);
   };
   for (const field of ['ttlMs', 'maxFillDelayMs', 'tombstoneTtlMs', 'connectWaitMs'] as const) {
     if (!(options[field] > 0) || !Number.isFinite(options[field])) fail(field, options[field], 'must be a finite number > 0');
@@ -297,7 +319,20 @@ function validate(options: typeof defaults & AccountCacheOptions): void {
     fail('tombstoneTtlMs', options.tombstoneTtlMs, `must be >= 2 × maxFillDelayMs (${2 * options.maxFillDelayMs}) so no late fill outlives a tombstone; raise it or lower maxFillDelayMs`);
   }
   if (!options.tableName) fail('tableName', options.tableName, 'is required (the state table)');
-  for (const version of [options.schemaVersion, ...(options.invalidatedSchemaVersions ?? [])]) {
-    if (!Number.isInteger(version) || version < 1) fail('schemaVersion', version, 'must be an integer >= 1');
-  }
+  const names = (options.entities ?? []).map((entity) => entity.name);
+  if (names.length === 0) fail('entities', names, 'must name at least one cached entity');
+  const repeated = names.find((name, index) => names.indexOf(name) !== index);
+  if (repeated !== undefined) fail('entities', names, `must name each entity once ('${repeated}' is repeated)`);
+}
+
+function sumReports(reports: readonly ReconcileReport[]): ReconcileReport {
+  const sampled = reports.reduce((sum, report) => sum + report.sampled, 0);
+  const details = reports.flatMap((report) => report.details);
+  return {
+    sampled,
+    mismatches: details.length,
+    repaired: details.filter((detail) => detail.repaired).length,
+    mismatchRate: sampled === 0 ? 0 : details.length / sampled,
+    details,
+  };
 }
