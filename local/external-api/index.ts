@@ -1,0 +1,4 @@
+export {
+  EXTERNAL_API_FAULTS, startExternalApi,
+  type ExternalApi, type ExternalApiChaos, type ExternalApiFaultKind, type ExternalApiOptions,
+} from './server.ts';
