@@ -8,4 +8,3 @@ export * from './producer/index.ts';
 export {
   createEnvelope, CURRENT_SCHEMA_VERSION, ENVELOPE_V1, parseEnvelope, SUPPORTED_MAJOR_VERSIONS, type Envelope, type EnvelopeInput,
 } from './envelope/index.ts';
-export { BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE, type BalanceChange, type SyncProfile } from '../workloads/accounts/schemas.ts';

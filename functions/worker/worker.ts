@@ -10,8 +10,8 @@ import { envelopeChecks, pingCache, readinessProbe, type CachePingTarget, type R
 import { IdempotencyStore } from '../../shared/idempotency/index.ts';
 import { createObservability, type Observability } from '../../shared/observability/index.ts';
 import type { WorkerConfig } from './config.ts';
-import { workloadJobs } from '../../shared/workloads/index.ts';
-import { WORKLOADS } from '../../workloads/registry.ts';
+import { jobResources, workloadJobs, type JobCatalog } from '../../shared/workloads/index.ts';
+import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
 
 export interface WorkerDependencies {
   readonly config: WorkerConfig;
@@ -21,6 +21,8 @@ export interface WorkerDependencies {
   readonly observability?: Observability;
   /** @default - the job types of every registered workload (`workloads/registry.ts`) */
   readonly jobs?: readonly JobHandler[];
+  /** The job types' declarations (the resources each touches). @default JOB_CATALOG */
+  readonly catalog?: JobCatalog;
   /** @default Date.now */
   readonly nowMs?: () => number;
 }
@@ -58,6 +60,7 @@ export function createWorker(deps: WorkerDependencies) {
     observability: deps.observability ?? createObservability({ workerVersion: config.workerVersion }),
     maxReceiveCount: config.maxReceiveCount,
     concurrency: config.concurrency,
+    resourcesOf: (envelope) => jobResources(deps.catalog ?? JOB_CATALOG, envelope),
     deadlineMarginMs: config.deadlineMarginMs,
     backoff: { baseSeconds: config.retryBaseDelaySeconds },
     nowMs: deps.nowMs,

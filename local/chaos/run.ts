@@ -5,7 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { connectCacheClient, EntityCache, createCacheClient } from '../../shared/cache/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 import { workloadEntities } from '../../shared/workloads/index.ts';
-import { WORKLOADS } from '../../workloads/registry.ts';
+import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
 import { replayDeadLetters } from '../../shared/operations/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { localClientConfig, startEngines, type Engine } from '../engines/index.ts';
@@ -260,7 +260,7 @@ async function replayUnexpected(
   if (messageIds.length === 0) return 0;
   const report = await replayDeadLetters(
     { sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl as string, defaultSourceQueueUrl: outputs.JobsQueueUrl as string },
-    { filter: { messageIds }, documents, controlTableName: outputs.ControlTableName as string, max: 100_000, deleteDuplicates: true },
+    { filter: { messageIds }, documents, controlTableName: outputs.ControlTableName as string, catalog: JOB_CATALOG, max: 100_000, deleteDuplicates: true },
   );
   return report.replayed;
 }

@@ -23,6 +23,12 @@ export interface SqsJobBatchOptions {
   readonly maxReceiveCount?: number;
   /** @default 10 */
   readonly concurrency?: number;
+  /**
+   * The resources a record's job touches (`jobResources(catalog, envelope)`): records sharing one
+   * run one after another, and an external job locks them all in its claim. Must not throw.
+   * @default - [envelope.resourceId]
+   */
+  readonly resourcesOf?: (envelope: Envelope) => readonly string[];
   /** @default 5_000 */
   readonly deadlineMarginMs?: number;
   /** @default { baseSeconds: 2, maxSeconds: 300 } */
@@ -79,11 +85,13 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       deadlineMarginMs: options.deadlineMarginMs,
       concurrency: options.concurrency,
       maxReceiveCount: options.maxReceiveCount,
+      resourcesOf: options.resourcesOf,
       run: async (record, envelope, signal) => {
         const handler = handlers.get(envelope.type);
         if (!handler) throw new FatalError(REASONS.unknownJobType, `no handler for job type '${envelope.type}'`);
         return runJob(envelope, handler, {
           store: options.store,
+          resources: options.resourcesOf?.(envelope),
           attempt: Number(record.attributes.ApproximateReceiveCount ?? 1),
           logger: recordLogger(record, envelope),
           signal,

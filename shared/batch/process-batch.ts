@@ -18,7 +18,7 @@ export interface ProcessBatchOptions {
    */
   readonly deadlineMarginMs?: number;
   /**
-   * How many resources (or FIFO groups) are processed at once.
+   * How many lanes (resources, or FIFO groups) are processed at once.
    * @default 10
    */
   readonly concurrency?: number;
@@ -28,9 +28,22 @@ export interface ProcessBatchOptions {
    * @default 5
    */
   readonly maxReceiveCount?: number;
+  /**
+   * The resources a record's job touches (a transfer: both accounts), so that records sharing any
+   * of them run one after another, in input order. Called with the parsed envelope; it must not
+   * throw (return [envelope.resourceId] when unsure). Not used on FIFO queues, whose lanes are
+   * their message groups.
+   * @default - [envelope.resourceId]
+   */
+  readonly resourcesOf?: (envelope: Envelope) => readonly string[];
 }
 
-const defaults = { deadlineMarginMs: 5_000, concurrency: 10, maxReceiveCount: 5 };
+const defaults = {
+  deadlineMarginMs: 5_000,
+  concurrency: 10,
+  maxReceiveCount: 5,
+  resourcesOf: (envelope: Envelope): readonly string[] => [envelope.resourceId],
+};
 
 interface Unit {
   readonly index: number;
@@ -41,9 +54,10 @@ interface Unit {
 
 /**
  * The per-record pipeline of one SQS batch, free of Lambda and Middy:
- * parse → collapse in-batch duplicates → one lane per resource (per message group on FIFO
- * queues), lanes concurrently up to a limit, records within a lane in order → deadline guard →
- * run → classify. Resolves with one outcome per record, in input order; never throws.
+ * parse → collapse in-batch duplicates → lanes: records that share a resource, directly or
+ * through other records, in one lane (one lane per message group on FIFO queues), lanes
+ * concurrently up to a limit, records within a lane in order → deadline guard → run → classify.
+ * Resolves with one outcome per record, in input order; never throws.
  */
 export async function processBatch(records: readonly SQSRecord[], options: ProcessBatchOptions): Promise<RecordOutcome[]> {
   const settings = withDefaults(defaults, options);
@@ -54,8 +68,9 @@ export async function processBatch(records: readonly SQSRecord[], options: Proce
   // In-batch duplicates (same key, same payload) wait for their first copy and share its fate.
   const leaders = new Map<string, Promise<RecordOutcome>>();
   const lanes = new Map<string, Unit[]>();
+  const laneOf = fifo ? groupLane : resourceLanes(units, settings.resourcesOf);
   for (const unit of units) {
-    const lane = fifo ? `group:${unit.record.attributes.MessageGroupId ?? ''}` : unit.envelope ? `resource:${unit.envelope.resourceId}` : `record:${unit.index}`;
+    const lane = laneOf(unit);
     lanes.set(lane, [...(lanes.get(lane) ?? []), unit]);
   }
 
@@ -126,6 +141,54 @@ export async function processBatch(records: readonly SQSRecord[], options: Proce
     clearTimeout(deadlineTimer);
   }
   return outcomes;
+}
+
+function groupLane(unit: Unit): string {
+  return `group:${unit.record.attributes.MessageGroupId ?? ''}`;
+}
+
+/**
+ * Lane keys for a standard queue: the connected components of "shares a resource" (union-find
+ * over resource ids), so X [a, b], Y [b, c] and Z [c] share one lane although X and Z share nothing.
+ */
+function resourceLanes(units: readonly Unit[], resourcesOf: (envelope: Envelope) => readonly string[]): (unit: Unit) => string {
+  // Roots are absent from the map. Only roots are ever re-parented, so the chains never cycle;
+  // path halving keeps them short.
+  const parent = new Map<string, string>();
+  const root = (id: string): string => {
+    let node = id;
+    for (let up = parent.get(node); up !== undefined; up = parent.get(node)) {
+      const grand = parent.get(up) ?? up;
+      parent.set(node, grand);
+      node = grand;
+    }
+    return node;
+  };
+  const anchors = units.map((unit) => {
+    if (!unit.envelope) return undefined;
+    const [first, ...rest] = touched(unit.envelope, resourcesOf);
+    const top = root(first);
+    for (const id of rest) {
+      const other = root(id);
+      if (other !== top) parent.set(other, top);
+    }
+    return first;
+  });
+  return (unit) => {
+    const anchor = anchors[unit.index];
+    return anchor === undefined ? `record:${unit.index}` : `resource:${root(anchor)}`;
+  };
+}
+
+/** A callback that throws or names nothing must not crash the batch: the record keeps its own resource. */
+function touched(envelope: Envelope, resourcesOf: (envelope: Envelope) => readonly string[]): [string, ...string[]] {
+  try {
+    const [first, ...rest] = resourcesOf(envelope);
+    if (first !== undefined) return [first, ...rest];
+  } catch {
+    // fall back below
+  }
+  return [envelope.resourceId];
 }
 
 function parse(record: SQSRecord, index: number): Unit {

@@ -11,11 +11,13 @@ export interface RunJobOptions {
   readonly logger: Logger;
   /** Aborted by the pipeline when the invocation's deadline approaches. */
   readonly signal: AbortSignal;
+  /** Every resource the job touches (its `resourceId` among them); an external job locks them all. @default [envelope.resourceId] */
+  readonly resources?: readonly string[];
   /** Called on every heartbeat, to push the message's visibility out together with the lease. */
   readonly onHeartbeat?: (claim: Claim) => Promise<void>;
   /**
    * Attempts at a claimed commit (after the external effect already happened) or at giving a
-   * claim back, when they fail transiently: a `TransactionConflict` with a credit committing on
+   * claim back, when they fail transiently: a `TransactionConflict` with another job committing on
    * the same item, throttling, a dropped connection. Tried again in place, jittered.
    * @default 4
    */
@@ -45,7 +47,7 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
     return options.store.commitOnce(envelope, await handler.plan(context));
   }
 
-  const claimed = await options.store.claim(envelope);
+  const claimed = await options.store.claim({ ...envelope, resources: options.resources });
   if (claimed.kind === 'duplicate') return claimed;
   const lease = new AbortController();
   const heartbeat = startHeartbeat(claimed.claim, options, lease);
@@ -53,7 +55,7 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   try {
     plan = await handler.perform({ ...context, signal: AbortSignal.any([options.signal, lease.signal]), claim: claimed.claim });
   } catch (error) {
-    // The effect did not happen (or the partner refused it): give the claim back so the retry
+    // The effect did not happen (or the external API refused it): give the claim back so the retry
     // need not wait out the lease.
     await abandon(await heartbeat.stop(), options);
     throw error;
@@ -66,7 +68,7 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   } catch (error) {
     // Refused for good (a business rule, a DynamoDB limit): the job goes to the DLQ, so the lock
     // is released for the resource's other jobs. A transient failure keeps the claim: it expires
-    // with its lease, and the redelivery replays the partner call under the same key.
+    // with its lease, and the redelivery replays the external call under the same key.
     if (error instanceof FatalError) await abandon(claim, options);
     throw error;
   }
@@ -84,7 +86,7 @@ async function abandon(claim: Claim, options: RunJobOptions): Promise<void> {
 /**
  * Commits a claimed job with the same claim, retried in place within its lease. What is left after
  * that (or a fence) is thrown with the claim kept: the redelivery waits for the lease, claims anew
- * and replays the partner call under the same Idempotency-Key.
+ * and replays the external call under the same Idempotency-Key.
  */
 function commitInPlace(claim: Claim, plan: CommitPlan, options: RunJobOptions): Promise<Completion> {
   return inPlace('claimed commit', () => options.store.commitClaimed(claim, plan), options, claim.leaseUntilMs);

@@ -8,7 +8,7 @@ export const MAX_PAYLOAD_DEPTH = 32;
 /**
  * The first reason `value` (a JSON.parse result) cannot be a job's data, or undefined: nesting
  * deeper than {@link MAX_PAYLOAD_DEPTH} below the payload, or a string or key that is not
- * well-formed Unicode (a lone surrogate, which DynamoDB and most partners reject or mangle).
+ * well-formed Unicode (a lone surrogate, which DynamoDB and most external APIs reject or mangle).
  * Iterative, so a hostile body cannot exhaust the stack of the walk meant to refuse it.
  * `rootDepth` places `value` relative to the level that counts (-1 for an envelope around its payload).
  */

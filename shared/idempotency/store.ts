@@ -29,11 +29,19 @@ export interface CommitPlan {
 /** How a commit ended: our writes applied, or the job had already been completed. */
 export type Completion = { readonly kind: 'committed' | 'duplicate'; readonly result: unknown };
 
-/** A live claim: the job's IN_PROGRESS record plus the resource's lease lock, both ours. */
+/**
+ * A live claim: the job's IN_PROGRESS record plus the lease lock of every resource it touches,
+ * all ours, all with one owner token and one fence (the fence an external API is handed).
+ */
 export interface Claim extends LeaseHold {
   readonly idempotencyKey: string;
   readonly leaseUntilMs: number;
+  /** Every locked resource, in key order; `resourceId` (the envelope's) is among them. */
+  readonly resourceIds: readonly string[];
 }
+
+/** DynamoDB's limit on the items of one transaction. */
+const MAX_TRANSACTION_ITEMS = 100;
 
 export type ClaimOutcome = { readonly kind: 'claimed'; readonly claim: Claim } | { readonly kind: 'duplicate'; readonly result: unknown };
 
@@ -96,33 +104,42 @@ export class IdempotencyStore {
   }
 
   /**
-   * For jobs with an external side effect: IN_PROGRESS record + the resource's lock in one
-   * transaction, before the side effect runs.
+   * For jobs with an external side effect: IN_PROGRESS record + the lock of every resource the
+   * job touches (`resources`, taken in key order so two jobs over the same set always agree) in
+   * one transaction, before the side effect runs: either all are ours or none is.
+   *
+   * @param job.resources - @default [job.resourceId]
    */
-  async claim(job: JobIdentity & { readonly resourceId: string }): Promise<ClaimOutcome> {
+  async claim(job: JobIdentity & { readonly resourceId: string; readonly resources?: readonly string[] }): Promise<ClaimOutcome> {
     const times = this.#times();
+    const resourceIds = [...new Set([job.resourceId, ...(job.resources ?? [])])].sort();
+    if (1 + resourceIds.length > MAX_TRANSACTION_ITEMS) {
+      throw requestRejected(`job ${job.idempotencyKey} touches ${resourceIds.length} resources; a claim locks at most ${MAX_TRANSACTION_ITEMS - 1}`);
+    }
     let fence = nextFence(times.nowMs);
-    // At most one retry, and only when our clock is behind the last holder's fence.
+    // At most one retry, and only when our clock is behind a last holder's fence.
     for (let attempt = 0; ; attempt += 1) {
       const claim: Claim = {
-        idempotencyKey: job.idempotencyKey, resourceId: job.resourceId, ownerToken: randomUUID(), fence,
+        idempotencyKey: job.idempotencyKey, resourceId: job.resourceId, resourceIds, ownerToken: randomUUID(), fence,
         leaseUntilMs: times.nowMs + this.leaseMs,
       };
       const failure = await this.#transact([
         claimRecordItem(this.#table, job, claim.ownerToken, claim.leaseUntilMs, times),
-        acquireLockItem(this.#table, claim, claim.leaseUntilMs, times.nowMs),
+        ...holds(claim).map((hold) => acquireLockItem(this.#table, hold, claim.leaseUntilMs, times.nowMs)),
       ]);
       if (!failure) return { kind: 'claimed', claim };
-      const [record, lock] = failure;
+      const [record, ...locks] = failure;
       if (isConditionFailure(record)) return this.#existing(job, oldItem(record) as unknown as IdempotencyRecord, times.nowMs);
-      if (isConditionFailure(lock)) {
-        const held = oldItem(lock) as unknown as LockItem;
-        if (held.leaseUntilMs < times.nowMs && attempt === 0) {
-          fence = nextFence(times.nowMs, held.fence);
-          continue;
-        }
-        throw new LockBusyError(`resource ${job.resourceId} is locked until ${new Date(held.leaseUntilMs).toISOString()}`, {
-          context: { lockKey: lockKey(job.resourceId), leaseUntilMs: held.leaseUntilMs, retryAfterMs: held.leaseUntilMs - times.nowMs },
+      const refused = locks.flatMap((lock, index) => (isConditionFailure(lock) ? [{ id: resourceIds[index] as string, held: oldItem(lock) as unknown as LockItem }] : []));
+      const live = refused.find(({ held }) => held.leaseUntilMs >= times.nowMs);
+      if (refused.length > 0 && !live && attempt === 0) {
+        fence = nextFence(times.nowMs, Math.max(...refused.map(({ held }) => held.fence)));
+        continue;
+      }
+      const busy = live ?? refused[0];
+      if (busy) {
+        throw new LockBusyError(`resource ${busy.id} is locked until ${new Date(busy.held.leaseUntilMs).toISOString()}`, {
+          context: { lockKey: lockKey(busy.id), leaseUntilMs: busy.held.leaseUntilMs, retryAfterMs: busy.held.leaseUntilMs - times.nowMs },
         });
       }
       throw transactionError(failure);
@@ -137,14 +154,16 @@ export class IdempotencyStore {
    */
   async commitClaimed(claim: Claim, plan: CommitPlan): Promise<Completion> {
     const times = this.#times();
+    const locks = holds(claim);
     const failure = await this.#transact([
       completeClaimedRecordItem(this.#table, claim.idempotencyKey, claim.ownerToken, plan.result, times),
-      releaseLockItem(this.#table, claim),
+      ...locks.map((hold) => releaseLockItem(this.#table, hold)),
       ...plan.writes.map(withOldItem),
     ]);
     if (!failure) return { kind: 'committed', result: plan.result ?? null };
-    const [record, lock, ...business] = failure;
-    if (isConditionFailure(record) || isConditionFailure(lock)) {
+    const [record, ...rest] = failure;
+    const business = rest.slice(locks.length);
+    if (isConditionFailure(record) || rest.slice(0, locks.length).some(isConditionFailure)) {
       const current = isConditionFailure(record) ? (oldItem(record) as unknown as IdempotencyRecord | undefined) : undefined;
       if (current?.status === STATUS.completed) return { kind: 'duplicate', result: current.result ?? null };
       throw new FencedError(`lease on ${claim.resourceId} (fence ${claim.fence}) was taken over; commit refused`, {
@@ -159,7 +178,7 @@ export class IdempotencyStore {
     const leaseUntilMs = this.#nowMs() + this.leaseMs;
     const failure = await this.#transact([
       extendClaimItem(this.#table, claim.idempotencyKey, claim.ownerToken, leaseUntilMs),
-      extendLockItem(this.#table, claim, leaseUntilMs),
+      ...holds(claim).map((hold) => extendLockItem(this.#table, hold, leaseUntilMs)),
     ]);
     if (!failure) return { ...claim, leaseUntilMs };
     if (failure.some(isConditionFailure)) {
@@ -176,7 +195,9 @@ export class IdempotencyStore {
    * the caller can try again rather than leave the claim IN_PROGRESS past its lease.
    */
   async abandon(claim: Claim): Promise<void> {
-    const failure = await this.#transact([abandonClaimItem(this.#table, claim.idempotencyKey, claim.ownerToken), releaseLockItem(this.#table, claim)]);
+    const failure = await this.#transact([
+      abandonClaimItem(this.#table, claim.idempotencyKey, claim.ownerToken), ...holds(claim).map((hold) => releaseLockItem(this.#table, hold)),
+    ]);
     if (failure && !failure.some(isConditionFailure)) throw transactionError(failure);
   }
 
@@ -208,6 +229,11 @@ export class IdempotencyStore {
       context: { ...context, retryAfterMs: (record.leaseUntilMs ?? nowMs) - nowMs },
     });
   }
+}
+
+/** One hold per locked resource: the claim's owner token and fence on each. */
+function holds(claim: Claim): LeaseHold[] {
+  return claim.resourceIds.map((resourceId) => ({ resourceId, ownerToken: claim.ownerToken, fence: claim.fence }));
 }
 
 function withOldItem(write: BusinessWrite): TransactItem {

@@ -6,6 +6,7 @@ import { messageDeduplicationId, messageGroupId } from '../producer/index.ts';
 import { queueArn, queueName, readMessages, releaseMessages } from './queues.ts';
 import { collapseCopies, countByReason, matches, toDeadLetter, type DeadLetter, type DeadLetterFilter, type ReasonCount } from './dlq-messages.ts';
 import { checkReplay, REPLAY_DECISIONS, type ReplayDecision } from './replay-check.ts';
+import type { JobCatalog } from '../workloads/job-types.ts';
 
 export interface DlqLocation {
   readonly sqs: SQSClient;
@@ -42,6 +43,8 @@ export interface ReplayOptions {
   readonly filter: DeadLetterFilter;
   readonly documents: DynamoDBDocumentClient;
   readonly controlTableName: string;
+  /** The job types a replayed payload must still validate against (`workloadCatalog(WORKLOADS)`). */
+  readonly catalog: JobCatalog;
   /** Decide and report only: nothing is sent or deleted. @default false */
   readonly dryRun?: boolean;
   /** Also delete dead letters whose key already completed with the same payload. @default false */
@@ -105,7 +108,7 @@ export async function replayDeadLetters(location: DlqLocation, options: ReplayOp
     }
   };
   for (const { letter, all } of selected) {
-    const check = await checkReplay(letter, options.documents, options.controlTableName, now());
+    const check = await checkReplay(letter, options.documents, options.controlTableName, now(), options.catalog);
     const base = {
       messageId: letter.messageId, sourceMessageId: letter.sourceMessageId, copies: all.length,
       reason: letter.reason, type: letter.type, idempotencyKey: letter.idempotencyKey, ...check,

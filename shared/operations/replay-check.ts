@@ -1,7 +1,7 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { payloadHash, recordKey, STATUS, type IdempotencyRecord } from '../idempotency/index.ts';
 import { CONTROL_TABLE } from '../tables/index.ts';
-import { JOB_SPECS } from '../producer/index.ts';
+import type { JobCatalog } from '../workloads/job-types.ts';
 import type { DeadLetter } from './dlq-messages.ts';
 
 /** What a replay re-check decided for one dead letter. */
@@ -29,13 +29,15 @@ export interface ReplayCheck {
  * Re-checks a dead letter before it is replayed: the envelope's version and payload must still be
  * valid, and its idempotency record (strongly consistent read) must not show it done or running.
  */
-export async function checkReplay(letter: DeadLetter, documents: DynamoDBDocumentClient, controlTableName: string, nowMs: number): Promise<ReplayCheck> {
+export async function checkReplay(
+  letter: DeadLetter, documents: DynamoDBDocumentClient, controlTableName: string, nowMs: number, catalog: JobCatalog,
+): Promise<ReplayCheck> {
   const envelope = letter.envelope;
   if (!envelope) return { decision: REPLAY_DECISIONS.unreadable, detail: letter.envelopeProblem ?? 'not an envelope' };
-  const spec = JOB_SPECS[envelope.type];
+  const spec = Object.hasOwn(catalog, envelope.type) ? catalog[envelope.type] : undefined;
   if (!spec) return { decision: REPLAY_DECISIONS.invalidPayload, detail: `unknown job type '${envelope.type}'` };
   const payload = spec.payload.safeParse(envelope.payload);
-  if (!payload.success) return { decision: REPLAY_DECISIONS.invalidPayload, detail: payload.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  if (!payload.success) return { decision: REPLAY_DECISIONS.invalidPayload, detail: payload.error.issues.map((i: { path: PropertyKey[]; message: string }) => `${i.path.join('.')}: ${i.message}`).join('; ') };
   const out = await documents.send(new GetCommand({
     TableName: controlTableName, Key: { [CONTROL_TABLE.partitionKey]: recordKey(envelope.idempotencyKey) }, ConsistentRead: true,
   }));

@@ -1,4 +1,5 @@
 import type { Envelope } from '../envelope/index.ts';
+import type { JobCatalog } from '../workloads/job-types.ts';
 import { InvalidJobError, ProducerError } from './errors.ts';
 import { buildJob, type JobRequest } from './jobs.ts';
 import { assertMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './size.ts';
@@ -17,6 +18,8 @@ export interface ParsedJobLines {
 }
 
 export interface ParseJobLinesOptions {
+  /** The job types lines may name (the registered workloads', `workloadCatalog(WORKLOADS)`). */
+  readonly catalog: JobCatalog;
   /** Stamped on every envelope that does not name its own. @default 'unknown' */
   readonly producerVersion?: string;
   /** @default DEFAULT_MAX_MESSAGE_BYTES */
@@ -29,10 +32,10 @@ export interface ParseJobLinesOptions {
  * stops the others from being checked; each error names its line.
  *
  * @example
- * const { jobs, errors } = parseJobLines(readFileSync('jobs.jsonl', 'utf8'), { producerVersion: 'billing@1.4.2' });
- * for (const error of errors) console.error(error.message); // "line 3: unknown job type 'account.refund' ..."
+ * const { jobs, errors } = parseJobLines(readFileSync('jobs.jsonl', 'utf8'), { catalog: JOB_CATALOG, producerVersion: 'billing@1.4.2' });
+ * for (const error of errors) console.error(error.message); // "line 3: unknown job type 'order.refund' ..."
  */
-export function parseJobLines(text: string, options: ParseJobLinesOptions = {}): ParsedJobLines {
+export function parseJobLines(text: string, options: ParseJobLinesOptions): ParsedJobLines {
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const jobs: ParsedJobLine[] = [];
   const errors: ProducerError[] = [];
@@ -41,7 +44,7 @@ export function parseJobLines(text: string, options: ParseJobLinesOptions = {}):
     const line = index + 1;
     if (raw.trim() === '') return;
     try {
-      const envelope = buildJob(requestOf(raw, line, options.producerVersion), { line });
+      const envelope = buildJob(options.catalog, requestOf(raw, line, options.producerVersion), { line });
       assertMessageSize(JSON.stringify(envelope), maxBytes, `job ${envelope.jobId}`, {}, { line });
       jobs.push({ line, envelope });
     } catch (error) {

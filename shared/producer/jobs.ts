@@ -1,31 +1,13 @@
 import type { z } from 'zod';
 import { createEnvelope, describeIssues, type Envelope } from '../envelope/index.ts';
-import { BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE, type BalanceChange, type SyncProfile } from '../../workloads/accounts/schemas.ts';
+import type { JobCatalog, JobType } from '../workloads/job-types.ts';
 import { InvalidJobError, type ProducerErrorOptions } from './errors.ts';
-
-/** A shipped job type: its payload schema and whether producers must name the intent's key. */
-export interface JobTypeSpec {
-  readonly type: string;
-  readonly payload: z.ZodType<Record<string, unknown>>;
-  /**
-   * Money moves must carry the business intent's key: without one a producer retry would move the
-   * money twice. Fails closed: a job of such a type without `idempotencyKey` is refused.
-   */
-  readonly requiresIdempotencyKey: boolean;
-}
-
-/** The job types this SDK builds, keyed by their wire name. */
-export const JOB_SPECS: Readonly<Record<string, JobTypeSpec>> = {
-  [JOB_TYPES.credit]: { type: JOB_TYPES.credit, payload: BALANCE_CHANGE, requiresIdempotencyKey: true },
-  [JOB_TYPES.debit]: { type: JOB_TYPES.debit, payload: BALANCE_CHANGE, requiresIdempotencyKey: true },
-  [JOB_TYPES.syncProfile]: { type: JOB_TYPES.syncProfile, payload: SYNC_PROFILE, requiresIdempotencyKey: false },
-};
 
 /** What every job carries besides its payload. */
 export interface JobCommon {
   /**
    * The business intent's key (an order id, a transfer id): the effect happens once per key.
-   * Required for credits and debits.
+   * Required for the types that declare `requiresIdempotencyKey`.
    */
   readonly idempotencyKey?: string;
   /** @default - a random UUID */
@@ -45,80 +27,60 @@ export interface JobRequest extends JobCommon {
   readonly payload: Record<string, unknown>;
 }
 
+/** The input of one job type, its payload typed by the type's schema. */
+export type JobInput<J extends JobType<any>> = JobCommon & {
+  readonly resourceId: string;
+  readonly payload: z.input<J['payload']>;
+};
+
+/** Builds a job of any type of its catalog, typed by the type's payload schema. */
+export type JobBuilder<C extends JobCatalog> = <T extends keyof C & string>(type: T, input: JobInput<C[T]>) => Envelope;
+
 /**
- * Validates a job against its type's payload schema and builds its envelope.
+ * Validates a job against its type's payload schema (from `catalog`, the registered workloads'
+ * job types) and builds its envelope.
  *
  * @throws InvalidJobError naming the unknown type or every invalid field; nothing is built
  * @example
  * import { buildJob } from 'ballast';
- * const envelope = buildJob({ type: 'account.credit', resourceId: 'acc-1', idempotencyKey: 'order-77', payload: { amount: 500 } });
+ * import { JOB_CATALOG } from 'ballast/workloads';
+ * const envelope = buildJob(JOB_CATALOG, { type: 'order.place', resourceId: 'o-1', idempotencyKey: 'checkout-77', payload: { total: 500 } });
  */
-export function buildJob(request: JobRequest, errorOptions: ProducerErrorOptions = {}): Envelope {
-  const spec = JOB_SPECS[request.type];
+export function buildJob(catalog: JobCatalog, request: JobRequest, errorOptions: ProducerErrorOptions = {}): Envelope {
+  const spec = Object.hasOwn(catalog, request.type) ? catalog[request.type] : undefined;
   if (!spec) {
-    throw new InvalidJobError(`unknown job type '${String(request.type)}' (known: ${Object.keys(JOB_SPECS).join(', ')})`, {
+    throw new InvalidJobError(`unknown job type '${String(request.type)}' (known: ${Object.keys(catalog).join(', ')})`, {
       ...errorOptions, context: { type: request.type },
     });
   }
+  const type = request.type;
   if (typeof request.resourceId !== 'string' || request.resourceId === '') {
-    throw new InvalidJobError(`${spec.type}: resourceId is required (the account id)`, errorOptions);
+    throw new InvalidJobError(`${type}: resourceId is required (${spec.resourceIdIs ?? 'the resource id'})`, errorOptions);
   }
   if (spec.requiresIdempotencyKey && (typeof request.idempotencyKey !== 'string' || request.idempotencyKey === '')) {
-    throw new InvalidJobError(`${spec.type}: idempotencyKey is required (the business intent's id, e.g. an order id)`, errorOptions);
+    throw new InvalidJobError(`${type}: idempotencyKey is required (the business intent's id, e.g. an order id)`, errorOptions);
   }
   const payload = spec.payload.safeParse(request.payload ?? {});
   if (!payload.success) {
-    throw new InvalidJobError(`${spec.type}: payload.${describeIssues(payload.error)}`, { ...errorOptions, context: { type: spec.type } });
+    throw new InvalidJobError(`${type}: payload.${describeIssues(payload.error)}`, { ...errorOptions, context: { type } });
   }
   try {
-    return createEnvelope({ ...request, type: spec.type, payload: payload.data });
+    return createEnvelope({ ...request, type, payload: payload.data as Record<string, unknown> });
   } catch (error) {
-    throw new InvalidJobError(`${spec.type}: ${(error as Error).message}`, { ...errorOptions, cause: error });
+    throw new InvalidJobError(`${type}: ${(error as Error).message}`, { ...errorOptions, cause: error });
   }
 }
 
-/** Input of {@link creditJob} and {@link debitJob}. */
-export interface BalanceChangeJob extends JobCommon, BalanceChange {
-  readonly accountId: string;
-  readonly idempotencyKey: string;
-}
-
 /**
- * `account.credit`: adds `amount` (integer minor units) to the account.
+ * A typed builder over `catalog`: one function for every job type, no hand-written builder per
+ * type; `defaults` (e.g. the producer's version) apply unless the input names its own.
+ *
  * @example
- * const envelope = creditJob({ accountId: 'acc-1', amount: 500, idempotencyKey: 'deposit-9' });
+ * import { jobBuilder } from 'ballast';
+ * import { JOB_CATALOG } from 'ballast/workloads';
+ * const job = jobBuilder(JOB_CATALOG, { producerVersion: 'shop@2.1.0' });
+ * const envelope = job('order.place', { resourceId: 'o-1', idempotencyKey: 'checkout-77', payload: { total: 500 } });
  */
-export function creditJob(input: BalanceChangeJob): Envelope {
-  return balanceJob(JOB_TYPES.credit, input);
-}
-
-/**
- * `account.debit`: subtracts `amount`; refused (to the DLQ as `insufficient-funds`) below zero.
- * @example
- * const envelope = debitJob({ accountId: 'acc-1', amount: 200, idempotencyKey: 'order-77' });
- */
-export function debitJob(input: BalanceChangeJob): Envelope {
-  return balanceJob(JOB_TYPES.debit, input);
-}
-
-/** Input of {@link syncProfileJob}. */
-export interface SyncProfileJob extends JobCommon, SyncProfile {
-  readonly accountId: string;
-}
-
-/**
- * `account.sync-profile`: fetches the account's profile from the partner API and stores it.
- * @example
- * const envelope = syncProfileJob({ accountId: 'acc-1', reason: 'support ticket 42' });
- */
-export function syncProfileJob(input: SyncProfileJob): Envelope {
-  const { accountId, reason, ...common } = input;
-  return buildJob({ ...common, type: JOB_TYPES.syncProfile, resourceId: accountId, payload: reason === undefined ? {} : { reason } });
-}
-
-function balanceJob(type: string, input: BalanceChangeJob): Envelope {
-  const { accountId, amount, expectedVersion, ...common } = input;
-  return buildJob({
-    ...common, type, resourceId: accountId, payload: expectedVersion === undefined ? { amount } : { amount, expectedVersion },
-  });
+export function jobBuilder<C extends JobCatalog>(catalog: C, defaults: Pick<JobCommon, 'producerVersion'> = {}): JobBuilder<C> {
+  return (type, input) => buildJob(catalog, { ...defaults, ...input, type, payload: input.payload as Record<string, unknown> });
 }

@@ -71,8 +71,9 @@ const defaults = { maxAttempts: 5, retryBaseDelayMs: 100, concurrency: 4, maxMes
  * @throws MessageTooLargeError before sending anything, naming the job
  * @example
  * import { SQSClient } from '@aws-sdk/client-sqs';
- * import { creditJob, sendEnvelopes } from 'ballast';
- * const result = await sendEnvelopes(new SQSClient({}), queueUrl, [creditJob({ accountId: 'acc-1', amount: 500, idempotencyKey: 'order-77' })]);
+ * import { jobBuilder, sendEnvelopes } from 'ballast';
+ * const job = jobBuilder(JOB_CATALOG);
+ * const result = await sendEnvelopes(new SQSClient({}), queueUrl, [job('order.place', { resourceId: 'o-1', idempotencyKey: 'checkout-77', payload: { total: 500 } })]);
  * if (result.failed.length > 0) console.error(result.failed);
  */
 export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes: readonly Envelope[], options: SendOptions = {}): Promise<SendResult> {

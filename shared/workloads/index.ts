@@ -1,5 +1,8 @@
 import type { JobHandler } from '../batch/index.ts';
 import type { CachedEntity } from '../cache/index.ts';
+import type { JobCatalog } from './job-types.ts';
+
+export { defineJobTypes, jobResources, type JobCatalog, type JobType } from './job-types.ts';
 import { REASONS } from '../errors/index.ts';
 
 /** What the worker hands a workload when it builds its jobs, once per container. */
@@ -38,7 +41,12 @@ export interface Workload {
    * @default [] - nothing cached
    */
   readonly entities?: readonly CachedEntity[];
-  /** One handler per job type it owns, `<entity>.<verb>`. */
+  /**
+   * Its job types (`defineJobTypes`): producers build and `ballast send` validates with them.
+   * Every one needs a handler from {@link jobs}, with the same payload schema.
+   */
+  readonly jobTypes: JobCatalog;
+  /** One handler per job type of {@link jobTypes}. */
   jobs(runtime: WorkloadRuntime): readonly JobHandler[];
   /**
    * Words that only this workload may use, so the boundary test can tell when the framework
@@ -91,21 +99,51 @@ export function workloadSettings(workloads: readonly Workload[]): string[] {
 }
 
 /**
- * The job handlers of every workload, refusing two workloads (or one) registering the same type:
- * a message of that type would otherwise run whichever came first.
+ * The job handlers of every workload, refusing two workloads (or one) registering the same type
+ * (a message of that type would otherwise run whichever came first), a handler of a type the
+ * workload does not declare, a declared type without a handler, and a handler whose payload
+ * schema is not its declared type's (producers and the worker would drift).
  */
 export function workloadJobs(workloads: readonly Workload[], runtime: WorkloadRuntime): JobHandler[] {
   const owners = new Map<string, string>();
   const jobs: JobHandler[] = [];
   for (const workload of workloads) {
-    for (const job of workload.jobs(runtime)) {
+    const handlers = workload.jobs(runtime);
+    for (const job of handlers) {
       const owner = owners.get(job.type);
       if (owner) throw new Error(`job type ${job.type} is registered by both ${owner} and ${workload.name}: each type has one owner`);
       owners.set(job.type, workload.name);
+      const declared = workload.jobTypes[job.type];
+      if (!declared) throw new Error(`workload ${workload.name}: handler of ${job.type}, which its jobTypes do not declare`);
+      if (declared.payload !== job.payload) throw new Error(`workload ${workload.name}: the handler of ${job.type} validates with another schema than its declared type's`);
       jobs.push(job);
     }
+    const missing = Object.keys(workload.jobTypes).filter((type) => !handlers.some((job) => job.type === type));
+    if (missing.length > 0) throw new Error(`workload ${workload.name}: no handler for ${missing.join(', ')}`);
   }
   return jobs;
+}
+
+/** Merges the job types of workloads whose types are all known statically (a tuple), keeping their types. */
+export type CatalogOf<W extends readonly Workload[]> = UnionToIntersection<W[number]['jobTypes']> & JobCatalog;
+type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void ? I : never;
+
+/**
+ * Every workload's job types in one catalog (what producers, `ballast send` and the replay check
+ * validate with), refusing a type declared twice.
+ */
+export function workloadCatalog<const W extends readonly Workload[]>(workloads: W): CatalogOf<W> {
+  const catalog: Record<string, JobCatalog[string]> = {};
+  const owners = new Map<string, string>();
+  for (const workload of workloads) {
+    for (const [type, spec] of Object.entries(workload.jobTypes)) {
+      const owner = owners.get(type);
+      if (owner) throw new Error(`job type ${type} is declared by both ${owner} and ${workload.name}: each type has one owner`);
+      owners.set(type, workload.name);
+      catalog[type] = spec;
+    }
+  }
+  return catalog as CatalogOf<W>;
 }
 
 /**

@@ -6,7 +6,7 @@ import {
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { deadLetterMessage } from '../../shared/batch/index.ts';
 import { FatalError, REASONS, TransientError, type BallastError } from '../../shared/errors/index.ts';
-import { creditJob } from '../../shared/producer/index.ts';
+import { JOB_CATALOG, job } from '../../workloads/registry.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { listDeadLetters, replayDeadLetters, type DlqLocation } from '../../shared/operations/dlq.ts';
 import { queueArn, readMessages } from '../../shared/operations/queues.ts';
@@ -26,7 +26,7 @@ describe('ballast dlq: a source message dead-lettered twice is listed and replay
   const fixture = useCliFixture();
   let running: RunningCloud;
   let location: DlqLocation;
-  const copied = creditJob({ accountId: 'acc-copies', amount: 3, idempotencyKey: 'copied-credit' });
+  const copied = job('account.credit', { resourceId: 'acc-copies', idempotencyKey: 'copied-credit', payload: { amount: 3 } });
   let copiedSourceId = '';
   let otherSourceId = '';
   let firstCopyId = '';
@@ -118,7 +118,7 @@ describe('ballast dlq: a source message dead-lettered twice is listed and replay
   });
 
   it('replays a source message once and deletes all its copies after the send', async () => {
-    const selection = { filter: { reasons: [REASONS.dependencyUnavailable] }, documents: fixture.local.documents, controlTableName: running.outputs.ControlTableName };
+    const selection = { filter: { reasons: [REASONS.dependencyUnavailable] }, documents: fixture.local.documents, controlTableName: running.outputs.ControlTableName, catalog: JOB_CATALOG };
     const dry = await replayDeadLetters(location, { ...selection, dryRun: true });
     assert.deepEqual([dry.examined, dry.selected, dry.copies], [2, 1, 3]);
     assert.deepEqual(dry.outcomes.map((o) => [o.messageId, o.sourceMessageId, o.copies, o.decision, o.done]), [[firstCopyId, copiedSourceId, 2, 'replay', false]]);

@@ -4,7 +4,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { accountKey } from '../../workloads/accounts/index.ts';
-import { creditJob } from '../../shared/producer/index.ts';
+import { job } from '../../workloads/registry.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { eventually, useCliFixture, type RunningCloud } from '../helpers/cli-fixture.ts';
 
@@ -16,12 +16,12 @@ describe('ballast dlq list | show | replay', () => {
     TableName: running.outputs.StateTableName, Key: { pk: accountKey(accountId) }, ConsistentRead: true,
   }))).Item?.balance as number | undefined;
   const send = (body: unknown) => fixture.local.sqs.send(new SendMessageCommand({ QueueUrl: running.outputs.JobsQueueUrl, MessageBody: JSON.stringify(body) }));
-  const duplicate = creditJob({ accountId: 'acc-dup', amount: 7, idempotencyKey: 'dup-1' });
+  const duplicate = job('account.credit', { resourceId: 'acc-dup', idempotencyKey: 'dup-1', payload: { amount: 7 } });
 
   before(async () => {
     running = await fixture.startCloud();
     // A DLQ with mixed reasons, made by the real worker ...
-    await send(creditJob({ accountId: 'acc-poor', amount: 5, idempotencyKey: 'poor-credit' }));
+    await send(job('account.credit', { resourceId: 'acc-poor', idempotencyKey: 'poor-credit', payload: { amount: 5 } }));
     await send(duplicate);
     await eventually('the credits', async () => (await balance('acc-poor')) === 5 && (await balance('acc-dup')) === 7);
     await send(createEnvelope({ type: 'account.debit', resourceId: 'acc-poor', idempotencyKey: 'poor-debit', payload: { amount: 100 } }));
@@ -70,7 +70,7 @@ describe('ballast dlq list | show | replay', () => {
     assert.deepEqual(planned.outcomes.map((o) => [o.idempotencyKey, o.decision, o.done]).sort(), [['dup-1', 'skip-duplicate', false], ['poor-debit', 'replay', false]]);
     assert.equal(await dlqDepth(), 4, 'a dry run changes nothing');
 
-    await send(creditJob({ accountId: 'acc-poor', amount: 200, idempotencyKey: 'top-up' }));
+    await send(job('account.credit', { resourceId: 'acc-poor', idempotencyKey: 'top-up', payload: { amount: 200 } }));
     await eventually('the top-up', async () => (await balance('acc-poor')) === 205);
     const run = await fixture.cli(selection);
     assert.equal(run.code, 0, run.stderr);

@@ -18,6 +18,7 @@ import { useWorkerHarness } from '../helpers/worker-harness.ts';
 import { toDeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { checkReplay, REPLAY_DECISIONS } from '../../shared/operations/replay-check.ts';
 import { toCachedAccount } from '../../workloads/accounts/index.ts';
+import { JOB_CATALOG } from '../../workloads/registry.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -200,7 +201,7 @@ describe('replay re-check hashes what the worker hashes', () => {
     await h.send(queues, envelope);
     await captureOutput(() => h.drain(queues, h.worker(queues)));
     const letter = toDeadLetter({ MessageId: 'm-1', Body: JSON.stringify(envelope), MessageAttributes: {} });
-    const check = await checkReplay(letter, h.local.documents, h.tables.control, Date.now());
+    const check = await checkReplay(letter, h.local.documents, h.tables.control, Date.now(), JOB_CATALOG);
     assert.equal(check.decision, REPLAY_DECISIONS.duplicate, check.detail);
   });
 });

@@ -158,6 +158,94 @@ describe('processBatch', () => {
   });
 });
 
+/**
+ * Records named by `payload.name` whose runs log `start:<name>` and `end:<name>` and finish only
+ * when released; `resourcesOf` reads `payload.touches` (the string 'throw' makes it throw).
+ */
+function gatedHarness(overrides: Partial<ProcessBatchOptions> = {}) {
+  const events: string[] = [];
+  const gates = new Map<string, PromiseWithResolvers<void>>();
+  const gate = (name: string) => {
+    const existing = gates.get(name);
+    if (existing) return existing;
+    const created = Promise.withResolvers<void>();
+    gates.set(name, created);
+    return created;
+  };
+  const { options } = harness({
+    concurrency: 10,
+    resourcesOf: (envelope) => {
+      if (envelope.payload.touches === 'throw') throw new Error('cannot tell');
+      return envelope.payload.touches as string[];
+    },
+    run: async (_r, envelope) => {
+      const name = envelope.payload.name as string;
+      events.push(`start:${name}`);
+      await gate(name).promise;
+      events.push(`end:${name}`);
+      return { kind: 'committed', result: null };
+    },
+    ...overrides,
+  });
+  const record = (name: string, resourceId: string, touches: string[] | 'throw') =>
+    jobRecord({ resourceId, idempotencyKey: `k-${name}`, payload: { amount: 1, name, touches } });
+  /** Lets the batch run until it waits on a gate (bounded: a few hundred turns of the event loop). */
+  const settle = async () => {
+    for (let turn = 0; turn < 200; turn += 1) await new Promise(setImmediate);
+  };
+  const release = (name: string) => gate(name).resolve();
+  return { options, events, record, settle, release };
+}
+
+describe('processBatch: resourcesOf serializes records that share any resource', () => {
+  it('a record touching [a, b] holds back a later one on [b], while one on [c] runs alongside it', async () => {
+    const { options, events, record, settle, release } = gatedHarness();
+    const batch = processBatch([record('X', 'a', ['a', 'b']), record('Y', 'b', ['b']), record('Z', 'c', ['c'])], options);
+    await settle();
+    assert.deepEqual(events, ['start:X', 'start:Z'], 'X and Z run concurrently, Y waits');
+    release('X');
+    await settle();
+    assert.deepEqual(events, ['start:X', 'start:Z', 'end:X', 'start:Y'], 'Y starts only once X has finished');
+    release('Y');
+    release('Z');
+    const outcomes = await batch;
+    assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'processed', 'processed']);
+  });
+
+  it('merges transitively: P [a], Q [a, b], R [b] run strictly in input order', async () => {
+    const { options, events, record, settle, release } = gatedHarness();
+    const batch = processBatch([record('P', 'a', ['a']), record('Q', 'a', ['a', 'b']), record('R', 'b', ['b'])], options);
+    for (const name of ['P', 'Q', 'R']) {
+      await settle();
+      release(name);
+    }
+    const outcomes = await batch;
+    assert.deepEqual(events, ['start:P', 'end:P', 'start:Q', 'end:Q', 'start:R', 'end:R']);
+    assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'processed', 'processed']);
+  });
+
+  it('a resourcesOf that throws, or names nothing, leaves the record in its own resourceId lane; the batch still resolves', async () => {
+    const { options, events, record, settle, release } = gatedHarness();
+    const batch = processBatch([
+      record('T', 't', 'throw'),
+      record('U', 'u', ['t']),
+      record('E', 'e', []),
+      record('F', 'f', ['e']),
+    ], options);
+    await settle();
+    assert.deepEqual(events, ['start:T', 'start:E'], 'U waits for T (lane t), F for E (lane e)');
+    release('T');
+    await settle();
+    release('E');
+    await settle();
+    release('U');
+    release('F');
+    const outcomes = await batch;
+    assert.deepEqual(events.slice(0, 6), ['start:T', 'start:E', 'end:T', 'start:U', 'end:E', 'start:F']);
+    assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'processed', 'processed', 'processed']);
+  });
+});
+
 describe('processBatch: one hostile record never takes the batch down', () => {
   it('a payload nested 90,000 levels deep in a batch of 10 is dead-lettered as invalid-envelope on its first receive; the other nine run', async () => {
     // GIVEN nine good records and one whose payload nests ~90,000 levels (a 180 KB body with valid envelope fields)

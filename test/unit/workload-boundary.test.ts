@@ -12,7 +12,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { defineEntity } from '../../shared/cache/index.ts';
-import { defineWorkload, workloadEntities, workloadJobs, workloadReasons, workloadSettings, type Workload } from '../../shared/workloads/index.ts';
+import { defineWorkload, workloadCatalog, workloadEntities, workloadJobs, workloadReasons, workloadSettings, type Workload } from '../../shared/workloads/index.ts';
 import { WORKLOADS } from '../../workloads/registry.ts';
 import { workerConfigFromEnv } from '../../functions/worker/config.ts';
 
@@ -38,17 +38,7 @@ const KNOWN_TO_MOVE = new Set([
   'local/demo/workload.ts',
   'local/partner-api/server.ts',
   'local/start.ts',
-  'shared/batch/run-job.ts',
-  'shared/envelope/bounds.ts',
-  'shared/envelope/create.ts',
   'shared/envelope/samples.ts',
-  'shared/envelope/schema.ts',
-  'shared/index.ts',
-  'shared/producer/index.ts',
-  'shared/producer/job-lines.ts',
-  'shared/producer/job-producer.ts',
-  'shared/producer/jobs.ts',
-  'shared/producer/send.ts',
 ]);
 
 function* sources(dir: string): Generator<string> {
@@ -93,24 +83,35 @@ describe('workload boundary: the framework knows no workload', () => {
 });
 
 describe('workload registry', () => {
-  const job = (type: string) => ({ type }) as unknown as ReturnType<Workload['jobs']>[number];
+  const PAYLOAD = z.object({});
+  const job = (type: string, payload: z.ZodType = PAYLOAD) => ({ type, payload }) as unknown as ReturnType<Workload['jobs']>[number];
   const workload = (name: string, types: string[], settings: string[] = []) =>
-    defineWorkload({ name, settings, jobs: () => types.map(job), vocabulary: [new RegExp(name)] });
+    defineWorkload({ name, settings, jobTypes: Object.fromEntries(types.map((type) => [type, { payload: PAYLOAD }])), jobs: () => types.map((type) => job(type)), vocabulary: [new RegExp(name)] });
 
   it('gives the worker every registered workload\'s job types, each owned once', () => {
     const jobs = workloadJobs([workload('a', ['a.x', 'a.y']), workload('b', ['b.x'])], { stateTableName: 't', setting: () => '' });
     assert.deepEqual(jobs.map((handler) => handler.type), ['a.x', 'a.y', 'b.x']);
     assert.throws(() => workloadJobs([workload('a', ['a.x']), workload('b', ['a.x'])], { stateTableName: 't', setting: () => '' }),
       /job type a\.x is registered by both a and b/);
+    assert.throws(() => workloadCatalog([workload('a', ['a.x']), workload('b', ['a.x'])]), /job type a\.x is declared by both a and b/);
+    assert.deepEqual(Object.keys(workloadCatalog([workload('a', ['a.x']), workload('b', ['b.x'])])), ['a.x', 'b.x']);
+  });
+
+  it('keeps producers and the worker on one schema: every declared type has its handler, with the declared schema', () => {
+    const runtime = { stateTableName: 't', setting: () => '' };
+    const declared = (jobs: () => ReturnType<Workload['jobs']>) => defineWorkload({ name: 'a', jobTypes: { 'a.x': { payload: PAYLOAD } }, jobs, vocabulary: [/a/] });
+    assert.throws(() => workloadJobs([declared(() => [job('a.x'), job('a.y')])], runtime), /workload a: handler of a\.y, which its jobTypes do not declare/);
+    assert.throws(() => workloadJobs([declared(() => [])], runtime), /workload a: no handler for a\.x/);
+    assert.throws(() => workloadJobs([declared(() => [job('a.x', z.object({}))])], runtime), /the handler of a\.x validates with another schema/);
   });
 
   it('refuses a malformed name or a workload without vocabulary', () => {
     assert.throws(() => workload('Orders', []), /workload name 'Orders' must be lowercase/);
-    assert.throws(() => defineWorkload({ name: 'orders', jobs: () => [], vocabulary: [] }), /declare its vocabulary/);
+    assert.throws(() => defineWorkload({ name: 'orders', jobTypes: {}, jobs: () => [], vocabulary: [] }), /declare its vocabulary/);
   });
 
   it('takes each workload\'s own reasons, refusing a malformed one, a framework one, or one declared twice', () => {
-    const withReasons = (name: string, codes: string[]) => defineWorkload({ name, jobs: () => [], vocabulary: [new RegExp(name)], reasons: codes.map((code) => ({ code })) });
+    const withReasons = (name: string, codes: string[]) => defineWorkload({ name, jobTypes: {}, jobs: () => [], vocabulary: [new RegExp(name)], reasons: codes.map((code) => ({ code })) });
     assert.deepEqual(workloadReasons([withReasons('a', ['out-of-stock']), withReasons('b', ['carrier-rejected'])]).map((r) => r.code), ['out-of-stock', 'carrier-rejected']);
     assert.throws(() => withReasons('a', ['Out of stock']), /reason 'Out of stock' must be lowercase words joined by hyphens/);
     assert.throws(() => withReasons('a', ['lock-busy']), /reason 'lock-busy' is the framework's own/);
@@ -128,7 +129,7 @@ describe('workload registry', () => {
 
   it('gives the cache every registered workload\'s entities, refusing a name or a route claimed twice', () => {
     const entity = (name: string, route?: string) => defineEntity({ name, schemaVersion: 1, schema: z.object({ version: z.number() }), ...(route ? { route } : {}) });
-    const withEntities = (name: string, ...entities: ReturnType<typeof entity>[]) => defineWorkload({ name, jobs: () => [], vocabulary: [new RegExp(name)], entities });
+    const withEntities = (name: string, ...entities: ReturnType<typeof entity>[]) => defineWorkload({ name, jobTypes: {}, jobs: () => [], vocabulary: [new RegExp(name)], entities });
     assert.deepEqual(workloadEntities([withEntities('a', entity('order', 'orders')), withEntities('b', entity('sku'))]).map((e) => e.name), ['order', 'sku']);
     assert.throws(() => workloadEntities([withEntities('a', entity('order')), withEntities('b', entity('order'))]), /cached entity order is declared by both a and b/);
     assert.throws(() => workloadEntities([withEntities('a', entity('order', 'x')), withEntities('b', entity('sku', 'x'))]), /read route \/x is declared by both a and b/);

@@ -1,16 +1,21 @@
 /**
- * The example workload ballast ships: accounts with a balance (`account.credit`, `account.debit`,
- * both DynamoDB-only) and a profile synced from a partner API (`account.sync-profile`, external,
- * under the account's lock). It is what a team's own workload looks like.
+ * The example workload ballast ships: accounts with a balance (`account.credit`, `account.debit`
+ * and `account.transfer` between two accounts, all DynamoDB-only) and a profile synced from a
+ * partner API (`account.sync-profile`, external, under the account's lock). It is what a team's
+ * own workload looks like.
  */
 import { defineWorkload } from '../../shared/workloads/index.ts';
 import { accountEntity } from './entity.ts';
-import { creditJob, debitJob, syncProfileJob } from './jobs/index.ts';
+import { ACCOUNT_JOB_TYPES } from './job-types.ts';
+import { accountJobs } from './jobs/index.ts';
 import { ACCOUNT_REASONS } from './reasons.ts';
 
-export { accountKey, BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE, type Account, type BalanceChange, type SyncProfile } from './schemas.ts';
+export {
+  accountKey, BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE, TRANSFER, type Account, type BalanceChange, type SyncProfile, type Transfer,
+} from './schemas.ts';
+export { ACCOUNT_JOB_TYPES } from './job-types.ts';
 export { accountEntity, CACHED_ACCOUNT, toCachedAccount, type CachedAccount } from './entity.ts';
-export { accountJobs, creditJob, debitJob, syncProfileJob } from './jobs/index.ts';
+export { accountJobs, creditJob, debitJob, syncProfileJob, transferJob } from './jobs/index.ts';
 export { ACCOUNT_REASONS } from './reasons.ts';
 
 /** Base URL of the partner profile API that `account.sync-profile` calls. */
@@ -25,13 +30,14 @@ export const accounts = defineWorkload({
     { code: ACCOUNT_REASONS.partnerRejected, dependencyRejection: true },
   ],
   entities: [accountEntity],
+  jobTypes: ACCOUNT_JOB_TYPES,
   jobs: (runtime) => {
     const options = { stateTableName: runtime.stateTableName, nowMs: runtime.nowMs };
-    return [creditJob(options), debitJob(options), syncProfileJob({ ...options, partnerApiUrl: runtime.setting(PARTNER_API_URL) })];
+    return accountJobs({ ...options, partnerApiUrl: runtime.setting(PARTNER_API_URL) });
   },
   // Not `accountId` or `Account` alone: those are AWS's words too (account ids in ARNs).
   vocabulary: [
     /account[#.]/, /\baccountKey\b/, /\b(Cached)?Account(Cache|Entry|Change)\b/, /\bCachedAccount\b/, /\/accounts\b/,
-    /\bbalance\b/i, /\b(credit|debit)(Job|ed)?\b/i, /sync-?profile/i, /\bpartner/i,
+    /\bbalance\b/i, /\b(credit|debit)(Job|ed)?\b/i, /\btransferJob\b/, /sync-?profile/i, /\bpartner/i,
   ],
 });

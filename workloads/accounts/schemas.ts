@@ -9,6 +9,7 @@ export const JOB_TYPES = {
   credit: 'account.credit',
   debit: 'account.debit',
   syncProfile: 'account.sync-profile',
+  transfer: 'account.transfer',
 } as const;
 
 const amount = z.number().int().positive().max(1_000_000_000);
@@ -20,6 +21,14 @@ export const BALANCE_CHANGE = z.object({
   expectedVersion: z.number().int().nonnegative().optional(),
 });
 export type BalanceChange = z.infer<typeof BALANCE_CHANGE>;
+
+/** Moves `amount` from the job's account (its `resourceId`) to `to`, atomically. */
+export const TRANSFER = z.object({
+  /** The credited account (created by its first credit, like `account.credit` does). */
+  to: z.string().min(1).max(128),
+  amount,
+});
+export type Transfer = z.infer<typeof TRANSFER>;
 
 export const SYNC_PROFILE = z.object({
   /** Why the sync was requested; passed through to the partner for its audit log. */

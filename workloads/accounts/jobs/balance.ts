@@ -1,8 +1,6 @@
-import { accountKey, BALANCE_CHANGE, JOB_TYPES, type BalanceChange } from '../schemas.ts';
-import { FatalError, REASONS } from '../../../shared/errors/index.ts';
-import { ACCOUNT_REASONS } from '../reasons.ts';
+import { BALANCE_CHANGE, JOB_TYPES, type BalanceChange } from '../schemas.ts';
 import type { TransactionalJob } from '../../../shared/batch/index.ts';
-import { STATE_TABLE } from '../../../shared/tables/index.ts';
+import { balanceWrite } from './balance-write.ts';
 
 export interface BalanceJobOptions {
   readonly stateTableName: string;
@@ -22,47 +20,16 @@ function balanceJob(direction: 'credit' | 'debit', options: BalanceJobOptions): 
     payload: BALANCE_CHANGE,
     effects: 'dynamodb',
     plan({ envelope, payload }) {
-      const conditions: string[] = [];
-      const values: Record<string, unknown> = {
-        ':id': envelope.resourceId,
-        ':delta': direction === 'credit' ? payload.amount : -payload.amount,
-        ':one': 1,
-        ':now': new Date(nowMs()).toISOString(),
-      };
-      if (direction === 'debit') {
-        conditions.push('balance >= :amount');
-        values[':amount'] = payload.amount;
-      }
-      if (payload.expectedVersion !== undefined) {
-        conditions.push(payload.expectedVersion === 0 ? 'attribute_not_exists(version)' : 'version = :expected');
-        if (payload.expectedVersion !== 0) values[':expected'] = payload.expectedVersion;
-      }
-      const result = { accountId: envelope.resourceId, [direction === 'credit' ? 'credited' : 'debited']: payload.amount };
       return {
-        result,
-        writes: [{
-          item: {
-            Update: {
-              TableName: options.stateTableName,
-              Key: { [STATE_TABLE.partitionKey]: accountKey(envelope.resourceId) },
-              UpdateExpression: 'SET accountId = :id, updatedAt = :now ADD balance :delta, version :one',
-              ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
-              ExpressionAttributeValues: values,
-            },
-          },
-          onConditionFailed: (current) => {
-            const version = current?.version as number | undefined;
-            if (payload.expectedVersion !== undefined && (version ?? 0) !== payload.expectedVersion) {
-              return new FatalError(REASONS.staleVersion,
-                `account ${envelope.resourceId} is at version ${version ?? 0}, the job expected ${payload.expectedVersion}`,
-                { context: { currentVersion: version ?? 0, expectedVersion: payload.expectedVersion } });
-            }
-            if (!current) return new FatalError(ACCOUNT_REASONS.accountNotFound, `account ${envelope.resourceId} does not exist`);
-            return new FatalError(ACCOUNT_REASONS.insufficientFunds,
-              `account ${envelope.resourceId} has ${String(current.balance)}, cannot debit ${payload.amount}`,
-              { context: { balance: current.balance, amount: payload.amount } });
-          },
-        }],
+        result: { accountId: envelope.resourceId, [direction === 'credit' ? 'credited' : 'debited']: payload.amount },
+        writes: [balanceWrite({
+          stateTableName: options.stateTableName,
+          accountId: envelope.resourceId,
+          delta: direction === 'credit' ? payload.amount : -payload.amount,
+          now: new Date(nowMs()).toISOString(),
+          mustCover: direction === 'debit',
+          expectedVersion: payload.expectedVersion,
+        })],
       };
     },
   };
