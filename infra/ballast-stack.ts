@@ -2,7 +2,7 @@ import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { MetricType, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { EnvironmentConfig } from './config.ts';
+import { UNSET_LOCAL_SETTING, type EnvironmentConfig } from './config.ts';
 import { BallastFunction } from './constructs/ballast-function.ts';
 import { BallastCache } from './constructs/cache.ts';
 import { BallastNetwork } from './constructs/network.ts';
@@ -10,8 +10,8 @@ import { BallastObservability } from './constructs/observability.ts';
 import { QueueWorker } from './constructs/queue-worker.ts';
 import { ReliableQueue } from './constructs/reliable-queue.ts';
 import { BallastTables, TRANSACTIONAL_ITEM_ACTIONS } from './constructs/tables.ts';
-import { checkIdempotencyWindow } from './constructs/validation.ts';
-import { workloadEntities, type Workload } from '../shared/workloads/index.ts';
+import { BallastConfigError, checkIdempotencyWindow } from './constructs/validation.ts';
+import { workloadEntities, workloadSettings, type Workload } from '../shared/workloads/index.ts';
 import { WORKLOADS } from '../workloads/registry.ts';
 
 export interface BallastStackProps extends StackProps {
@@ -22,7 +22,8 @@ export interface BallastStackProps extends StackProps {
    */
   readonly workerVersion?: string;
   /**
-   * The workloads the stack runs: their cached entities decide the cache user's keys.
+   * The workloads the stack runs: their cached entities decide the cache user's keys, their
+   * settings the worker's environment.
    * @default WORKLOADS (workloads/registry.ts)
    */
   readonly workloads?: readonly Workload[];
@@ -92,7 +93,7 @@ export class BallastStack extends Stack {
       environment: {
         STATE_TABLE_NAME: this.tables.state.tableName,
         CONTROL_TABLE_NAME: this.tables.control.tableName,
-        PARTNER_API_URL: config.partnerApiUrl,
+        ...workerSettings(this, config, props.workloads ?? WORKLOADS),
         LOCK_LEASE_MS: String(config.worker.lockLease.toMilliseconds()),
         IDEMPOTENCY_RETENTION_SECONDS: String(config.idempotencyRetention.toSeconds()),
         // Only its readiness probe pings the cache, with the same client settings as the others.
@@ -205,4 +206,16 @@ export class BallastStack extends Stack {
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
   }
+}
+
+/**
+ * The worker's value of every workload setting (`config.settings`); a local stack gives a missing
+ * one an address nothing listens on, any other refuses to synthesize without it.
+ */
+function workerSettings(scope: Construct, config: EnvironmentConfig, workloads: readonly Workload[]): Record<string, string> {
+  return Object.fromEntries(workloadSettings(workloads).map((name) => {
+    const value = config.settings[name] ?? (config.name === 'local' ? UNSET_LOCAL_SETTING : undefined);
+    if (value === undefined) throw new BallastConfigError(scope, `the workload setting ${name} has no value: deploy with -c ${name}=<value>.`);
+    return [name, value];
+  }));
 }

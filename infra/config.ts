@@ -2,6 +2,8 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { LambdaDeploymentConfig, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
 import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { workloadSettings } from '../shared/workloads/index.ts';
+import { WORKLOADS } from '../workloads/registry.ts';
 
 /** The environments `cdk deploy -c env=<name>` accepts. `local` is what `npm start` runs. */
 export const ENVIRONMENT_NAMES = ['local', 'dev', 'staging', 'prod'] as const;
@@ -82,11 +84,14 @@ export interface EnvironmentConfig {
   };
   readonly network: {
     readonly maxAzs: number;
-    /** NAT gateways for the worker's calls to the partner API. */
+    /** NAT gateways for the worker's calls to external APIs. */
     readonly natGateways: number;
   };
-  /** Base URL of the partner profile API that `account.sync-profile` calls. */
-  readonly partnerApiUrl: string;
+  /**
+   * The values of the registered workloads' settings (`Workload.settings`, e.g. an external API's
+   * base URL), passed to the worker as environment variables; from `-c <NAME>=<value>`.
+   */
+  readonly settings: Readonly<Record<string, string>>;
   readonly logRetention: RetentionDays;
   readonly alarms: {
     /** Subscribed to the alarm topic when set (also `-c alarmEmail=...`). */
@@ -132,7 +137,7 @@ const base: Omit<EnvironmentConfig, 'name'> = {
   invalidationRepair: { timeout: Duration.minutes(2), batchSize: 5, maxConcurrency: 2, maxReceiveCount: 5 },
   readApi: { timeout: Duration.seconds(10), authType: FunctionUrlAuthType.AWS_IAM },
   network: { maxAzs: 2, natGateways: 1 },
-  partnerApiUrl: 'https://partner.example.com',
+  settings: {},
   logRetention: RetentionDays.ONE_MONTH,
   alarms: {
     oldestMessageAge: Duration.minutes(15),
@@ -153,7 +158,6 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
     name: 'local',
     worker: { ...base.worker, timeout: Duration.seconds(10), lockLease: Duration.seconds(10), maxConcurrency: 4 },
     invalidationRepair: { ...base.invalidationRepair, timeout: Duration.seconds(30) },
-    partnerApiUrl: 'http://127.0.0.1:0',
   },
   dev: { ...base, name: 'dev' },
   staging: {
@@ -178,7 +182,7 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
       deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES,
       canary: { ...base.worker.canary, minRecords: 100 },
     },
-    // One NAT gateway per zone: a zone's partner calls never depend on another zone's gateway.
+    // One NAT gateway per zone: a zone's external API calls never depend on another zone's gateway.
     network: { maxAzs: 3, natGateways: 3 },
     logRetention: RetentionDays.THREE_MONTHS,
     alarms: { ...base.alarms, oldestMessageAge: Duration.minutes(5) },
@@ -186,14 +190,16 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
 };
 
 /** The config for `-c env=<name>`; refuses unknown names with the list of valid ones. */
-export function environmentConfig(name: unknown, overrides: { alarmEmail?: string; partnerApiUrl?: string; canaryMinRecords?: number } = {}): EnvironmentConfig {
+export function environmentConfig(
+  name: unknown, overrides: { alarmEmail?: string; settings?: Readonly<Record<string, string>>; canaryMinRecords?: number } = {},
+): EnvironmentConfig {
   if (typeof name !== 'string' || !(ENVIRONMENT_NAMES as readonly string[]).includes(name)) {
     throw new Error(`Unknown environment '${String(name)}': pass -c env=<${ENVIRONMENT_NAMES.join('|')}>.`);
   }
   const config = CONFIGS[name as EnvironmentName];
   return {
     ...config,
-    ...(overrides.partnerApiUrl ? { partnerApiUrl: overrides.partnerApiUrl } : {}),
+    settings: { ...config.settings, ...overrides.settings },
     ...(overrides.canaryMinRecords !== undefined
       ? { worker: { ...config.worker, canary: { ...config.worker.canary, minRecords: overrides.canaryMinRecords } } }
       : {}),
@@ -202,43 +208,59 @@ export function environmentConfig(name: unknown, overrides: { alarmEmail?: strin
 }
 
 /**
- * What a real deployment of each environment must be told, because no default is safe: without a
- * partner URL every sync goes to the DLQ, without an alarm address every alarm goes to no one.
+ * What a real deployment of each environment must be told, because no default is safe: without
+ * its settings a workload's external calls go nowhere (to the DLQ), without an alarm address
+ * every alarm goes to no one.
  */
-export const REQUIRED_DEPLOY_INPUTS: Readonly<Record<EnvironmentName, readonly ('partnerApiUrl' | 'alarmEmail')[]>> = {
+export const REQUIRED_DEPLOY_INPUTS: Readonly<Record<EnvironmentName, readonly ('settings' | 'alarmEmail')[]>> = {
   local: [],
-  dev: ['partnerApiUrl'],
-  staging: ['partnerApiUrl', 'alarmEmail'],
-  prod: ['partnerApiUrl', 'alarmEmail'],
+  dev: ['settings'],
+  staging: ['settings', 'alarmEmail'],
+  prod: ['settings', 'alarmEmail'],
 };
+
+/** The value a local deployment gives a setting nobody passed: an address nothing listens on. */
+export const UNSET_LOCAL_SETTING = 'http://127.0.0.1:0';
+
+/** The `-c <NAME>=<value>` values of the given settings that were passed (empty ones are not). */
+export function contextSettings(context: (key: string) => unknown, names: readonly string[] = workloadSettings(WORKLOADS)): Record<string, string> {
+  return Object.fromEntries(names.flatMap((name) => {
+    const value = context(name);
+    return typeof value === 'string' && value !== '' ? [[name, value]] : [];
+  }));
+}
 
 /**
  * The config `cdk synth|deploy` builds from its `-c` context: `env` is required (nothing deploys
- * by default), and so are the environment's {@link REQUIRED_DEPLOY_INPUTS}, each refused with the
- * flag that supplies it when missing or malformed.
+ * by default), and so are the environment's {@link REQUIRED_DEPLOY_INPUTS} (every registered
+ * workload setting, `-c <NAME>=<value>`; a `*_URL` one must be https), each refused with the flag
+ * that supplies it when missing or malformed.
  *
  * @example
  * const config = deployConfig((key) => app.node.tryGetContext(key));
  */
-export function deployConfig(context: (key: string) => unknown): EnvironmentConfig {
+export function deployConfig(context: (key: string) => unknown, settingNames: readonly string[] = workloadSettings(WORKLOADS)): EnvironmentConfig {
   const env = context('env');
   if (env === undefined) {
     throw new Error(`No environment given: pass -c env=<${ENVIRONMENT_NAMES.join('|')}> (nothing is deployed by default).`);
   }
   const text = (key: string) => (typeof context(key) === 'string' && context(key) !== '' ? (context(key) as string) : undefined);
-  const inputs = { partnerApiUrl: text('partnerApiUrl'), alarmEmail: text('alarmEmail') };
+  const inputs = { alarmEmail: text('alarmEmail') };
+  const settings = contextSettings(context, settingNames);
   const problems: string[] = [];
   const minRecords = context('canaryMinRecords');
   const canaryMinRecords = minRecords === undefined ? undefined : /^\d+$/.test(String(minRecords).trim()) ? Number(minRecords) : Number.NaN;
   if (canaryMinRecords !== undefined && !(Number.isInteger(canaryMinRecords) && canaryMinRecords >= 0)) {
     problems.push(`-c canaryMinRecords must be a whole number ≥ 0, got '${String(minRecords)}'`);
   }
-  const config = environmentConfig(env, { ...inputs, ...(problems.length === 0 && canaryMinRecords !== undefined ? { canaryMinRecords } : {}) });
-  for (const key of REQUIRED_DEPLOY_INPUTS[config.name]) {
-    if (!inputs[key]) problems.push(`-c ${key}=${key === 'alarmEmail' ? 'oncall@example.com' : 'https://partner.example.net'} is required`);
+  const config = environmentConfig(env, { ...inputs, settings, ...(problems.length === 0 && canaryMinRecords !== undefined ? { canaryMinRecords } : {}) });
+  const required = REQUIRED_DEPLOY_INPUTS[config.name];
+  if (required.includes('settings')) {
+    for (const name of settingNames) if (!settings[name]) problems.push(`-c ${name}=${name.endsWith('_URL') ? 'https://api.example.net' : '<value>'} is required`);
   }
-  if (inputs.partnerApiUrl && config.name !== 'local' && !/^https:\/\/[^/\s]+/.test(inputs.partnerApiUrl)) {
-    problems.push(`-c partnerApiUrl must be an https:// URL, got '${inputs.partnerApiUrl}'`);
+  if (required.includes('alarmEmail') && !inputs.alarmEmail) problems.push('-c alarmEmail=oncall@example.com is required');
+  for (const [name, value] of Object.entries(settings)) {
+    if (name.endsWith('_URL') && config.name !== 'local' && !/^https:\/\/[^/\s]+/.test(value)) problems.push(`-c ${name} must be an https:// URL, got '${value}'`);
   }
   if (inputs.alarmEmail && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(inputs.alarmEmail)) {
     problems.push(`-c alarmEmail must be an email address, got '${inputs.alarmEmail}'`);

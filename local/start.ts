@@ -64,7 +64,7 @@ try {
   log(`[${since()}] synthesizing the CDK app (env=local) and creating its resources ...`);
   cloud = await startLocalCloud({
     engines,
-    context: { partnerApiUrl: partner.url },
+    context: { PARTNER_API_URL: partner.url },
     faults: { crashAfterWorkRate: Number(flags['crash-rate']), delayPastTimeoutRate: Number(flags['timeout-rate']) },
   });
 } catch (error) {

@@ -11,7 +11,7 @@ export interface BallastNetworkProps {
   /** @default 2 */
   readonly maxAzs?: number;
   /**
-   * NAT gateways, for functions that call the internet (the partner API).
+   * NAT gateways, for functions that call the internet (external APIs).
    * @default 1
    */
   readonly natGateways?: number;
@@ -30,7 +30,7 @@ export const ENDPOINT_SQS_ACTIONS = [
 ] as const;
 
 /**
- * The VPC the functions and the cache live in: private subnets with NAT for partner calls, a
+ * The VPC the functions and the cache live in: private subnets with NAT for external API calls, a
  * DynamoDB gateway endpoint and an SQS interface endpoint (so table and queue traffic never
  * crosses the NAT) whose policies admit only this stack's tables and queues, called by principals
  * of this account; one security group for every ballast function; the VPC's default security group

@@ -27,7 +27,7 @@ export interface QueueWorkerProps {
   /** @default Duration.seconds(0) */
   readonly maxBatchingWindow?: Duration;
   /**
-   * Concurrent invocations the mapping may run (2–1000); caps the load on DynamoDB and partners.
+   * Concurrent invocations the mapping may run (2–1000); caps the load on DynamoDB and external APIs.
    * Refused together with `provisionedPollers`, which scale the mapping by pollers instead.
    * @default 10 - unless `provisionedPollers` is set
    */

@@ -1,15 +1,15 @@
 /**
  * The ballast CDK app as the chaos run deploys it locally: the shipped local stack with a 4-second
- * worker timeout and a 1.5-second lock lease, so that a partner call slower than the lease (a
+ * worker timeout and a 1.5-second lock lease, so that an external call slower than the lease (a
  * stalled lock holder) fits inside one invocation, and crashed batches come back after the
  * visibility timeout (6 × 4 s) rather than a minute.
  */
 import { App, Duration } from 'aws-cdk-lib';
-import { environmentConfig } from '../../infra/config.ts';
+import { contextSettings, environmentConfig } from '../../infra/config.ts';
 import { BallastStack } from '../../infra/ballast-stack.ts';
 import { suppressReviewedFindings } from '../../infra/nag-suppressions.ts';
 
 const app = new App();
-const base = environmentConfig('local', { partnerApiUrl: app.node.tryGetContext('partnerApiUrl') });
+const base = environmentConfig('local', { settings: contextSettings((key) => app.node.tryGetContext(key)) });
 const config = { ...base, worker: { ...base.worker, timeout: Duration.seconds(4), lockLease: Duration.millis(1_500) } };
 suppressReviewedFindings(new BallastStack(app, 'ballast-local', { config, workerVersion: 'chaos' }));

@@ -113,7 +113,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let thrown = 0;
   let workerName = '';
   const cloud = await startLocalCloud({
-    engines, appFile: APP, context: { partnerApiUrl: partner.url },
+    engines, appFile: APP, context: { PARTNER_API_URL: partner.url },
     functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint },
     faults: {},
     onInvocation: (functionName, summary) => {

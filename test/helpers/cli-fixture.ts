@@ -66,7 +66,7 @@ export function useCliFixture() {
     publish,
     /** A fresh local cloud with its metrics endpoint, published for the CLI. */
     async startCloud(): Promise<RunningCloud> {
-      const cloud = await startLocalCloud({ engines: local.engines, context: { partnerApiUrl: partner?.url } });
+      const cloud = await startLocalCloud({ engines: local.engines, context: { PARTNER_API_URL: partner?.url } });
       clouds.push(cloud);
       const cloudwatch = await serveCloudWatch(cloud.metrics);
       endpoints.push(cloudwatch);

@@ -7,6 +7,8 @@ import { VALIDATION_REPORT_FILE } from 'aws-cdk-lib/cx-api';
 import { BallastStack } from '../../infra/ballast-stack.ts';
 import { environmentConfig, type EnvironmentConfig } from '../../infra/config.ts';
 import { addNagChecks, suppressReviewedFindings } from '../../infra/nag-suppressions.ts';
+import { workloadSettings } from '../../shared/workloads/index.ts';
+import { WORKLOADS } from '../../workloads/registry.ts';
 
 /** The account and region every test stack is synthesized for (no lookups, stable ARNs). */
 export const TEST_ENV = { account: '123456789012', region: 'eu-west-1' } as const;
@@ -22,13 +24,18 @@ export interface BallastAppOptions {
   readonly outdir?: string;
 }
 
+/** A value for every registered workload setting, as `-c` would give: `PARTNER_API_URL` → `https://partner.example.com`. */
+export const TEST_SETTINGS: Readonly<Record<string, string>> = Object.fromEntries(
+  workloadSettings(WORKLOADS).map((name) => [name, `https://${name.toLowerCase().replace(/(_api)?_url$/, '').replaceAll('_', '-')}.example.com`]),
+);
+
 /**
  * Builds the app the CLI builds for `env` (stack, reviewed acknowledgments, optionally cdk-nag),
  * with Lambda bundling skipped so asset hashes stay stable and the suite stays fast.
  */
 export function ballastApp(env: string, options: BallastAppOptions = {}) {
   const app = new App({ outdir: options.outdir, context: { 'aws:cdk:bundling-stacks': [] } });
-  const config = (options.adjust ?? ((c) => c))(environmentConfig(env));
+  const config = (options.adjust ?? ((c) => c))(environmentConfig(env, { settings: env === 'local' ? {} : TEST_SETTINGS }));
   const stack = new BallastStack(app, `ballast-${env}`, { config, workerVersion: 'test', env: TEST_ENV });
   if (options.acknowledgeReviewed ?? true) suppressReviewedFindings(stack);
   if (options.nag) addNagChecks(app);

@@ -20,7 +20,7 @@ describe('cache end to end: worker → state table stream → invalidator → re
   let cloud: LocalCloud;
   before(async () => {
     partner = await startPartnerApi();
-    cloud = await startLocalCloud({ engines: local.engines, context: { partnerApiUrl: partner.url } });
+    cloud = await startLocalCloud({ engines: local.engines, context: { PARTNER_API_URL: partner.url } });
     // The cloud's pollers must stop before the engines they poll do.
     local.beforeStop(async () => {
       await cloud.stop({ graceMs: 5_000 });

@@ -28,7 +28,7 @@ describe('local cloud: the synthesized stack on the engines', () => {
     const cloud = await startLocalCloud({
       engines: local.engines,
       appFile: fileURLToPath(new URL('../fixtures/app-with-extra-worker.ts', import.meta.url)),
-      context: { partnerApiUrl: partner.url },
+      context: { PARTNER_API_URL: partner.url },
     });
     try {
       // THEN its queue, DLQ, function and mapping exist locally
@@ -61,7 +61,7 @@ describe('local cloud: the synthesized stack on the engines', () => {
         sqs: { endpoint: local.engines.sqs.endpoint },
         redis: { endpoint: local.engines.redis.endpoint, port: local.engines.redis.port },
       }),
-      BALLAST_TEST_CONTEXT: JSON.stringify({ partnerApiUrl: partner.url }),
+      BALLAST_TEST_CONTEXT: JSON.stringify({ PARTNER_API_URL: partner.url }),
     });
     const first = child();
     const ready = await waitForOutput(first, /READY (\{.*\})/, 60_000);
@@ -103,12 +103,12 @@ describe('local cloud: the synthesized stack on the engines', () => {
 
   it('runs the CodeDeploy pre-traffic hook as a deployment would: it invokes the worker\'s readiness probe', async () => {
     // GIVEN a healthy stack, and one whose cache endpoint answers nothing
-    const healthy = await startLocalCloud({ engines: local.engines, context: { partnerApiUrl: partner.url } });
+    const healthy = await startLocalCloud({ engines: local.engines, context: { PARTNER_API_URL: partner.url } });
     assert.ok(existsSync(healthy.assemblyDir));
     await healthy.stop({ graceMs: 1_000 });
     assert.equal(existsSync(healthy.assemblyDir), false, 'stop() removes the synthesized assembly');
     const noCache = { ...local.engines, redis: { endpoint: 'redis://127.0.0.1:1', port: 1 } };
-    const broken = await startLocalCloud({ engines: noCache, context: { partnerApiUrl: partner.url } });
+    const broken = await startLocalCloud({ engines: noCache, context: { PARTNER_API_URL: partner.url } });
     await broken.stop({ graceMs: 1_000 });
     // THEN the hook passes the first and fails the second, before any traffic
     assert.deepEqual(healthy.preTrafficChecks.map((check) => check.status), ['Succeeded']);
@@ -117,7 +117,7 @@ describe('local cloud: the synthesized stack on the engines', () => {
   });
 
   it('serves the read API on its Function URL: miss, then hit, 404 and 400', async () => {
-    const cloud: LocalCloud = await startLocalCloud({ engines: local.engines, context: { partnerApiUrl: partner.url } });
+    const cloud: LocalCloud = await startLocalCloud({ engines: local.engines, context: { PARTNER_API_URL: partner.url } });
     try {
       const sqs = new SQSClient({});
       await sqs.send(new SendMessageCommand({

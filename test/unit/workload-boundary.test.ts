@@ -22,12 +22,6 @@ const FRAMEWORK = ['shared', 'functions', 'infra', 'cli', 'local', 'bench'];
 /** Framework files that still name the account example, to be moved into workloads/accounts. */
 const KNOWN_TO_MOVE = new Set([
   'bench/round-trips.ts',
-  'infra/ballast-stack.ts',
-  'infra/bin/ballast.ts',
-  'infra/config.ts',
-  'infra/constructs/network.ts',
-  'infra/constructs/queue-worker.ts',
-  'local/chaos/app.ts',
   'local/chaos/invariants.ts',
   'local/chaos/main.ts',
   'local/chaos/poison.ts',
