@@ -41,6 +41,8 @@ export class BallastStack extends Stack {
   readonly invalidationRepair: BallastFunction;
   readonly readApi: BallastFunction;
   readonly observability: BallastObservability;
+  /** The workloads' settings as the worker gets them (environment variables): another worker of theirs needs them too. */
+  readonly settings: Readonly<Record<string, string>>;
 
   constructor(scope: Construct, id: string, props: BallastStackProps) {
     super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? props.config.terminationProtection });
@@ -53,6 +55,7 @@ export class BallastStack extends Stack {
       replayWindow: config.replayWindow,
     });
 
+    this.settings = workerSettings(this, config, props.workloads ?? WORKLOADS);
     this.tables = new BallastTables(this, 'Tables', { removalPolicy: config.removalPolicy, deletionProtection: config.deletionProtection });
     const network = new BallastNetwork(this, 'Network', { ...config.network, flowLogRetention: config.logRetention, removalPolicy: config.removalPolicy });
     const cache = new BallastCache(this, 'Cache', {
@@ -93,7 +96,7 @@ export class BallastStack extends Stack {
       environment: {
         STATE_TABLE_NAME: this.tables.state.tableName,
         CONTROL_TABLE_NAME: this.tables.control.tableName,
-        ...workerSettings(this, config, props.workloads ?? WORKLOADS),
+        ...this.settings,
         LOCK_LEASE_MS: String(config.worker.lockLease.toMilliseconds()),
         IDEMPOTENCY_RETENTION_SECONDS: String(config.idempotencyRetention.toSeconds()),
         // Only its readiness probe pings the cache, with the same client settings as the others.

@@ -12,7 +12,7 @@
 import { parseArgs } from 'node:util';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { engineEnvironment, LOCAL_CREDENTIALS, LOCAL_REGION, startEngines } from './engines/index.ts';
-import { startPartnerApi } from './partner-api/server.ts';
+import { startPartnerApi } from '../workloads/accounts/local/partner-api.ts';
 import { startLocalCloud, type LocalCloud } from './cloud/index.ts';
 import { runDemo } from './demo/run.ts';
 import { serveCloudWatch } from './cloud/cloudwatch-endpoint.ts';

@@ -6,8 +6,9 @@
 import { jobBuilder } from '../shared/producer/jobs.ts';
 import { workloadCatalog, type Workload } from '../shared/workloads/index.ts';
 import { accounts } from './accounts/index.ts';
+import { inventory } from './inventory/index.ts';
 
-export const WORKLOADS = [accounts] as const satisfies readonly Workload[];
+export const WORKLOADS = [accounts, inventory] as const satisfies readonly Workload[];
 
 /** Every registered job type, typed: what producers build with (`new JobProducer({ catalog: JOB_CATALOG, … })`). */
 export const JOB_CATALOG = workloadCatalog(WORKLOADS);

@@ -39,6 +39,7 @@ export function createWorker(deps: WorkerDependencies) {
   });
   const jobs = deps.jobs ?? workloadJobs(WORKLOADS, {
     stateTableName: config.stateTableName,
+    documents: deps.documents,
     setting: (name) => {
       const value = config.settings[name];
       if (value === undefined) throw new Error(`worker configuration: ${name} is required`);

@@ -11,7 +11,7 @@ import { queueCounts } from '../../shared/queues/index.ts';
 import { localClientConfig, startEngines, type Engine } from '../engines/index.ts';
 import { startLocalCloud } from '../cloud/index.ts';
 import { InvocationError } from '../lambda/function-runtime.ts';
-import { startPartnerApi } from '../partner-api/server.ts';
+import { startPartnerApi } from '../../workloads/accounts/local/partner-api.ts';
 import { paceMessages } from '../demo/producer.ts';
 import { snapshot } from '../demo/progress.ts';
 import { startDynamoDbFaultProxy } from '../faults/index.ts';

@@ -12,7 +12,7 @@ import { readBody } from '../http.ts';
  * which is how an external system protects itself from a stalled former lock holder.
  */
 export interface ExternalApiOptions {
-  /** For messages and logs, e.g. 'carrier'. */
+  /** For messages and logs, e.g. 'payments'. */
   readonly name: string;
   /** Matches the one POST path the API serves; capture group 1 is the resource id (percent-decoded by the server). */
   readonly path: RegExp;

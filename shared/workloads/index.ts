@@ -1,3 +1,4 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JobHandler } from '../batch/index.ts';
 import type { CachedEntity } from '../cache/index.ts';
 import type { JobCatalog } from './job-types.ts';
@@ -8,6 +9,8 @@ import { REASONS } from '../errors/index.ts';
 /** What the worker hands a workload when it builds its jobs, once per container. */
 export interface WorkloadRuntime {
   readonly stateTableName: string;
+  /** The worker's document client, for jobs that read an item before they plan their writes. */
+  readonly documents: DynamoDBDocumentClient;
   /** The value of one of the workload's declared {@link Workload.settings} (checked present at cold start). */
   setting(name: string): string;
   /** @default Date.now */

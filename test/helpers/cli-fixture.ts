@@ -11,7 +11,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { engineEnvironment, LOCAL_REGION } from '../../local/engines/index.ts';
 import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
 import { serveCloudWatch, type CloudWatchEndpoint } from '../../local/cloud/cloudwatch-endpoint.ts';
-import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server.ts';
+import { startPartnerApi, type PartnerApi } from '../../workloads/accounts/local/partner-api.ts';
 import { writeLocalCloudFile } from '../../shared/discovery/index.ts';
 import { runCli, type CliDependencies } from '../../cli/program.ts';
 import { useEngines } from './engines.ts';

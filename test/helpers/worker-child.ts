@@ -1,7 +1,7 @@
 /**
  * A worker in its own process, for crash and pause tests: it receives one batch and runs it with
- * the real worker, except that `account.sync-profile` prints SIDE_EFFECT_DONE after its partner
- * call and then holds for `holdMs` before committing — long enough for the parent to SIGKILL it
+ * the real worker, except that every external job (any workload's) prints SIDE_EFFECT_DONE after
+ * its external call and then holds for `holdMs` before committing — long enough for the parent to SIGKILL it
  * (a crash between claim and commit) or SIGSTOP it (a holder paused past its lease).
  * Input: JSON in BALLAST_TEST_WORKER = { queues, config, holdMs }. Output: lines on stdout.
  */
@@ -10,7 +10,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { createWorker } from '../../functions/worker/worker.ts';
-import { accountJobs, PARTNER_API_URL } from '../../workloads/accounts/index.ts';
+import { workloadJobs } from '../../shared/workloads/index.ts';
+import { WORKLOADS } from '../../workloads/registry.ts';
 import type { WorkerConfig } from '../../functions/worker/config.ts';
 import type { ExternalJob, JobHandler } from '../../shared/batch/index.ts';
 import { createLambdaContext } from '../../local/lambda/context.ts';
@@ -20,7 +21,10 @@ import type { TestQueues } from './worker-harness.ts';
 const { queues, config, holdMs } = JSON.parse(process.env.BALLAST_TEST_WORKER ?? '{}') as { queues: TestQueues; config: WorkerConfig; holdMs: number };
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-const jobs: JobHandler[] = accountJobs({ stateTableName: config.stateTableName, partnerApiUrl: config.settings[PARTNER_API_URL] ?? '' }).map((job) => {
+const sqs = new SQSClient({});
+const documents = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+const runtime = { stateTableName: config.stateTableName, documents, setting: (name: string) => config.settings[name] ?? '' };
+const jobs: JobHandler[] = workloadJobs(WORKLOADS, runtime).map((job) => {
   if (job.effects !== 'external') return job;
   const held: ExternalJob<unknown> = {
     ...job,
@@ -34,8 +38,6 @@ const jobs: JobHandler[] = accountJobs({ stateTableName: config.stateTableName, 
   return held;
 });
 
-const sqs = new SQSClient({});
-const documents = DynamoDBDocumentClient.from(new DynamoDBClient({}));
 const handler = createWorker({ config, documents, sqs, jobs });
 const received = await sqs.send(new ReceiveMessageCommand({
   QueueUrl: queues.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 5, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'],

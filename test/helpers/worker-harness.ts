@@ -10,7 +10,9 @@ import { createEnvelope, type Envelope, type EnvelopeInput } from '../../shared/
 import { accountKey, PARTNER_API_URL, type Account } from '../../workloads/accounts/index.ts';
 import { createLambdaContext } from '../../local/lambda/context.ts';
 import { failedRecordIds, toSqsRecord } from '../../local/lambda/sqs-records.ts';
-import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server.ts';
+import { startWorkloadFakes, type ExternalApi, type RunningFakes } from '../../local/external-api/index.ts';
+import { WORKLOADS } from '../../workloads/registry.ts';
+import { CARRIER_API_URL } from '../../workloads/inventory/index.ts';
 import { createWorker, type WorkerDependencies } from '../../functions/worker/worker.ts';
 import type { WorkerConfig } from '../../functions/worker/config.ts';
 import { useEngines } from './engines.ts';
@@ -25,20 +27,20 @@ export interface TestQueues {
 }
 
 /**
- * Everything a worker integration test needs on the real engines: tables, partner API, a
+ * Everything a worker integration test needs on the real engines: tables, the workloads' API fakes, a
  * DynamoDB client whose round trips are counted by an SDK middleware, fresh queues per test,
  * and a `deliver` that plays one Lambda invocation (receive → event → handler → delete).
  */
 export function useWorkerHarness() {
   const local = useEngines();
-  let partner: PartnerApi;
+  let fakes: RunningFakes;
   let tables: { state: string; control: string };
   let counted: DynamoDBClient;
   let documents: DynamoDBDocumentClient;
   let roundTrips = 0;
 
   before(async () => {
-    partner = await startPartnerApi();
+    fakes = await startWorkloadFakes(WORKLOADS);
     tables = await createBallastTables(local.dynamodb, `t${randomUUID().slice(0, 8)}`);
     counted = new DynamoDBClient({});
     counted.middlewareStack.add((next) => async (args) => {
@@ -49,12 +51,13 @@ export function useWorkerHarness() {
   });
   after(async () => {
     counted?.destroy();
-    await partner?.stop();
+    await fakes?.stop();
   });
 
   const harness = {
     get local() { return local; },
-    get partner() { return partner; },
+    get partner(): ExternalApi { return fakes.apis.get(PARTNER_API_URL) as ExternalApi; },
+    get carrier(): ExternalApi { return fakes.apis.get(CARRIER_API_URL) as ExternalApi; },
     get tables() { return tables; },
     get documents() { return documents; },
     /** DynamoDB requests made through the worker's client since the last reset. */
@@ -84,7 +87,7 @@ export function useWorkerHarness() {
         stateTableName: tables.state,
         controlTableName: tables.control,
         deadLetterQueueUrl: queues.dlqUrl,
-        settings: { [PARTNER_API_URL]: partner.url },
+        settings: fakes.settings,
         workerVersion: 'test-1',
         maxReceiveCount: 5,
         leaseMs: 30_000,

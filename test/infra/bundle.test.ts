@@ -18,6 +18,7 @@ const WORKER_ENV = {
   CONTROL_TABLE_NAME: 'control-table',
   DEAD_LETTER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/dlq',
   PARTNER_API_URL: 'https://partner.example.com',
+  CARRIER_API_URL: 'https://carrier.example.com',
   WORKER_VERSION: 'bundle-test',
 };
 

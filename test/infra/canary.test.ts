@@ -25,7 +25,7 @@ const variablesOf = (synth: ReturnType<typeof synthStack>, fn: IConstruct): Reco
 /** The worker settings of an environment, changed by `worker`. */
 const adjustWorker = (worker: (current: EnvironmentConfig['worker']) => EnvironmentConfig['worker']) =>
   (config: EnvironmentConfig): EnvironmentConfig => ({ ...config, worker: worker(config.worker) });
-const good = { PARTNER_API_URL: 'https://partner.example.net', alarmEmail: 'oncall@example.com' };
+const good = { PARTNER_API_URL: 'https://partner.example.net', CARRIER_API_URL: 'https://carrier.example.net', alarmEmail: 'oncall@example.com' };
 
 describe('worker canary per environment', () => {
   for (const [env, minRecords] of [['local', 0], ['dev', 0], ['staging', 20], ['prod', 100]] as const) {

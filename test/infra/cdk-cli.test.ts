@@ -12,9 +12,9 @@ const cdk = join(root, 'node_modules', 'aws-cdk', 'bin', 'cdk');
 /** The inputs a real deployment must be given (`deployConfig`), as a user passes them. */
 const REQUIRED_FLAGS: Record<string, string[]> = {
   local: [],
-  dev: ['-c', 'PARTNER_API_URL=https://partner.example.net'],
-  staging: ['-c', 'PARTNER_API_URL=https://partner.example.net', '-c', 'alarmEmail=oncall@example.com'],
-  prod: ['-c', 'PARTNER_API_URL=https://partner.example.net', '-c', 'alarmEmail=oncall@example.com'],
+  dev: ['-c', 'PARTNER_API_URL=https://partner.example.net', '-c', 'CARRIER_API_URL=https://carrier.example.net'],
+  staging: ['-c', 'PARTNER_API_URL=https://partner.example.net', '-c', 'CARRIER_API_URL=https://carrier.example.net', '-c', 'alarmEmail=oncall@example.com'],
+  prod: ['-c', 'PARTNER_API_URL=https://partner.example.net', '-c', 'CARRIER_API_URL=https://carrier.example.net', '-c', 'alarmEmail=oncall@example.com'],
 };
 
 /** Runs the CDK CLI with `node` (default: this test's Node 24) and `PATH` as given. */
@@ -57,7 +57,7 @@ describe('the CDK CLI, as a user runs it', () => {
     assert.match(noEnv.stderr, /No environment given: pass -c env=<local\|dev\|staging\|prod>/);
     const prod = runCdk(['synth', '-c', 'env=prod', '--quiet']);
     assert.notEqual(prod.status, 0);
-    assert.match(prod.stderr, /env=prod: -c PARTNER_API_URL=\S+ is required; -c alarmEmail=\S+ is required/);
+    assert.match(prod.stderr, /env=prod: -c PARTNER_API_URL=\S+ is required; -c CARRIER_API_URL=\S+ is required; -c alarmEmail=\S+ is required/);
   });
 
   it('works with an older Node first on PATH (a global cdk): the app runs on the pinned Node 24', (t) => {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { deployConfig } from '../../infra/config.ts';
 
 const context = (values: Record<string, string>) => (key: string) => values[key];
-const good = { PARTNER_API_URL: 'https://partner.example.net', alarmEmail: 'oncall@example.com' };
+const urls = { PARTNER_API_URL: 'https://partner.example.net', CARRIER_API_URL: 'https://carrier.example.net' };
+const good = { ...urls, alarmEmail: 'oncall@example.com' };
 
 describe('deployConfig: what `cdk synth|deploy` must be told', () => {
   it('refuses a synth without -c env rather than deploying dev', () => {
@@ -11,14 +12,14 @@ describe('deployConfig: what `cdk synth|deploy` must be told', () => {
   });
 
   it('names each missing flag: dev needs the partner URL, staging and prod also the alarm address', () => {
-    assert.throws(() => deployConfig(context({ env: 'dev' })), /env=dev: -c PARTNER_API_URL=\S+ is required\.$/);
-    assert.throws(() => deployConfig(context({ env: 'staging', PARTNER_API_URL: good.PARTNER_API_URL })), /env=staging: -c alarmEmail=\S+ is required\.$/);
-    assert.throws(() => deployConfig(context({ env: 'prod' })), /env=prod: -c PARTNER_API_URL=\S+ is required; -c alarmEmail=\S+ is required/);
+    assert.throws(() => deployConfig(context({ env: 'dev' })), /env=dev: -c PARTNER_API_URL=\S+ is required; -c CARRIER_API_URL=\S+ is required\.$/);
+    assert.throws(() => deployConfig(context({ env: 'staging', ...urls })), /env=staging: -c alarmEmail=\S+ is required\.$/);
+    assert.throws(() => deployConfig(context({ env: 'prod' })), /env=prod: -c PARTNER_API_URL=\S+ is required; -c CARRIER_API_URL=\S+ is required; -c alarmEmail=\S+ is required/);
   });
 
   it('refuses a partner URL that is not https and an alarm address that is not one', () => {
-    assert.throws(() => deployConfig(context({ env: 'prod', PARTNER_API_URL: 'http://partner', alarmEmail: good.alarmEmail })), /PARTNER_API_URL must be an https:\/\/ URL/);
-    assert.throws(() => deployConfig(context({ env: 'prod', PARTNER_API_URL: good.PARTNER_API_URL, alarmEmail: 'oncall' })), /alarmEmail must be an email address/);
+    assert.throws(() => deployConfig(context({ env: 'prod', ...good, PARTNER_API_URL: 'http://partner' })), /PARTNER_API_URL must be an https:\/\/ URL/);
+    assert.throws(() => deployConfig(context({ env: 'prod', ...urls, alarmEmail: 'oncall' })), /alarmEmail must be an email address/);
   });
 
   it('requires every registered workload setting by name, https for the *_URL ones only', () => {
@@ -34,7 +35,7 @@ describe('deployConfig: what `cdk synth|deploy` must be told', () => {
     assert.equal(prod.settings.PARTNER_API_URL, good.PARTNER_API_URL);
     assert.equal(prod.alarms.email, good.alarmEmail);
     assert.equal(deployConfig(context({ env: 'local' })).name, 'local');
-    assert.equal(deployConfig(context({ env: 'dev', PARTNER_API_URL: good.PARTNER_API_URL })).alarms.email, undefined);
+    assert.equal(deployConfig(context({ env: 'dev', ...urls })).alarms.email, undefined);
   });
 
   it('keeps each environment\'s canary minimum without -c canaryMinRecords: none for local and dev, 20 records for staging, 100 for prod', () => {
@@ -58,7 +59,7 @@ describe('deployConfig: what `cdk synth|deploy` must be told', () => {
     assert.deepEqual({ ...stagingCanary, minRecords: undefined }, { ...defaultCanary, minRecords: undefined });
     assert.deepEqual(stagingWorker, defaultWorker);
     // AND a number from cdk.json context works like the flag's text
-    assert.equal(deployConfig((key) => ({ env: 'dev', PARTNER_API_URL: good.PARTNER_API_URL, canaryMinRecords: 7 } as Record<string, unknown>)[key]).worker.canary.minRecords, 7);
+    assert.equal(deployConfig((key) => ({ env: 'dev', ...urls, canaryMinRecords: 7 } as Record<string, unknown>)[key]).worker.canary.minRecords, 7);
   });
 
   it('refuses a canary minimum that is not a whole number ≥ 0, with the other problems', () => {
@@ -70,7 +71,7 @@ describe('deployConfig: what `cdk synth|deploy` must be told', () => {
       );
     }
     assert.throws(
-      () => deployConfig(context({ env: 'prod', PARTNER_API_URL: good.PARTNER_API_URL, canaryMinRecords: '-5' })),
+      () => deployConfig(context({ env: 'prod', ...urls, canaryMinRecords: '-5' })),
       /env=prod: -c canaryMinRecords must be a whole number ≥ 0, got '-5'; -c alarmEmail=\S+ is required\.$/,
     );
   });

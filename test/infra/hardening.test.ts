@@ -93,7 +93,7 @@ describe('cache access: IAM-authenticated users only, names unique per stack ins
       assert.deepEqual(user.Properties.AuthenticationMode, { Type: 'iam' });
       assert.equal(user.Properties.Engine, 'valkey');
       assert.deepEqual(user.Properties.UserName, user.Properties.UserId);
-      assert.match(String(user.Properties.AccessString), /^on ~account:\* -@all \+/);
+      assert.match(String(user.Properties.AccessString), /^on ~account:\* ~sku:\* -@all \+/);
       assert.doesNotMatch(String(user.Properties.AccessString), /\+@|allcommands|allkeys|flushall|~\*|&/i, 'no command category, key wildcard or channel');
       // AND the group holds it and a disabled default user whose password is no template literal
       assert.ok(defaultUser, 'every user group needs a user named default');

@@ -8,7 +8,7 @@ import { accountKey } from '../../workloads/accounts/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
-import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server.ts';
+import { startPartnerApi, type PartnerApi } from '../../workloads/accounts/local/partner-api.ts';
 import { useEngines } from '../helpers/engines.ts';
 import { accountEntity } from '../../workloads/accounts/index.ts';
 

@@ -9,7 +9,7 @@ import { createEnvelope } from '../../shared/envelope/index.ts';
 import { accountKey } from '../../workloads/accounts/index.ts';
 import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
-import { startPartnerApi, type PartnerApi } from '../../local/partner-api/server.ts';
+import { startPartnerApi, type PartnerApi } from '../../workloads/accounts/local/partner-api.ts';
 import { useEngines } from '../helpers/engines.ts';
 import { exitOf, runNode, waitForOutput } from '../helpers/processes.ts';
 import { waitFor } from '../helpers/wait.ts';

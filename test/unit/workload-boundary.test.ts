@@ -30,7 +30,6 @@ const KNOWN_TO_MOVE = new Set([
   'local/cloud/index.ts',
   'local/demo/ledger.ts',
   'local/demo/workload.ts',
-  'local/partner-api/server.ts',
   'local/start.ts',
   'shared/envelope/samples.ts',
 ]);
@@ -83,16 +82,16 @@ describe('workload registry', () => {
     defineWorkload({ name, settings, jobTypes: Object.fromEntries(types.map((type) => [type, { payload: PAYLOAD }])), jobs: () => types.map((type) => job(type)), vocabulary: [new RegExp(name)] });
 
   it('gives the worker every registered workload\'s job types, each owned once', () => {
-    const jobs = workloadJobs([workload('a', ['a.x', 'a.y']), workload('b', ['b.x'])], { stateTableName: 't', setting: () => '' });
+    const jobs = workloadJobs([workload('a', ['a.x', 'a.y']), workload('b', ['b.x'])], { stateTableName: 't', setting: () => '', documents: {} as never });
     assert.deepEqual(jobs.map((handler) => handler.type), ['a.x', 'a.y', 'b.x']);
-    assert.throws(() => workloadJobs([workload('a', ['a.x']), workload('b', ['a.x'])], { stateTableName: 't', setting: () => '' }),
+    assert.throws(() => workloadJobs([workload('a', ['a.x']), workload('b', ['a.x'])], { stateTableName: 't', setting: () => '', documents: {} as never }),
       /job type a\.x is registered by both a and b/);
     assert.throws(() => workloadCatalog([workload('a', ['a.x']), workload('b', ['a.x'])]), /job type a\.x is declared by both a and b/);
     assert.deepEqual(Object.keys(workloadCatalog([workload('a', ['a.x']), workload('b', ['b.x'])])), ['a.x', 'b.x']);
   });
 
   it('keeps producers and the worker on one schema: every declared type has its handler, with the declared schema', () => {
-    const runtime = { stateTableName: 't', setting: () => '' };
+    const runtime = { stateTableName: 't', setting: () => '', documents: {} as never };
     const declared = (jobs: () => ReturnType<Workload['jobs']>) => defineWorkload({ name: 'a', jobTypes: { 'a.x': { payload: PAYLOAD } }, jobs, vocabulary: [/a/] });
     assert.throws(() => workloadJobs([declared(() => [job('a.x'), job('a.y')])], runtime), /workload a: handler of a\.y, which its jobTypes do not declare/);
     assert.throws(() => workloadJobs([declared(() => [])], runtime), /workload a: no handler for a\.x/);
@@ -110,7 +109,7 @@ describe('workload registry', () => {
     assert.throws(() => withReasons('a', ['Out of stock']), /reason 'Out of stock' must be lowercase words joined by hyphens/);
     assert.throws(() => withReasons('a', ['lock-busy']), /reason 'lock-busy' is the framework's own/);
     assert.throws(() => workloadReasons([withReasons('a', ['x-refused']), withReasons('b', ['x-refused'])]), /reason x-refused is declared by both a and b/);
-    assert.deepEqual(workloadReasons(WORKLOADS).filter((r) => r.dependencyRejection).map((r) => r.code), ['partner-rejected'], 'the account example\'s');
+    assert.deepEqual(workloadReasons(WORKLOADS).filter((r) => r.dependencyRejection).map((r) => r.code), ['partner-rejected', 'carrier-rejected'], 'the two shipped workloads\'');
   });
 
   it('the worker requires every setting a registered workload declares, naming it', () => {
@@ -127,6 +126,6 @@ describe('workload registry', () => {
     assert.deepEqual(workloadEntities([withEntities('a', entity('order', 'orders')), withEntities('b', entity('sku'))]).map((e) => e.name), ['order', 'sku']);
     assert.throws(() => workloadEntities([withEntities('a', entity('order')), withEntities('b', entity('order'))]), /cached entity order is declared by both a and b/);
     assert.throws(() => workloadEntities([withEntities('a', entity('order', 'x')), withEntities('b', entity('sku', 'x'))]), /read route \/x is declared by both a and b/);
-    assert.deepEqual(workloadEntities(WORKLOADS).map((e) => `${e.name} /${e.route}`), ['account /accounts'], 'the account example\'s');
+    assert.deepEqual(workloadEntities(WORKLOADS).map((e) => `${e.name} /${e.route}`), ['account /accounts', 'sku /skus'], 'the two shipped workloads\'');
   });
 });
