@@ -2,6 +2,7 @@ import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { STATUS } from '../../shared/idempotency/record.ts';
 import { JOB_TYPES } from '../../workloads/accounts/index.ts';
+import { RESERVATION_STATUS, STOCK_JOBS } from '../../workloads/inventory/index.ts';
 import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { listDeadLetters } from '../../shared/operations/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
@@ -11,7 +12,11 @@ import type { ChaosJob, ChaosWorkload } from './workload.ts';
 /** Every promise the chaos run checks, as a count that must be 0. */
 export const INVARIANTS = {
   lostJobs: 'lost jobs (valid, not applied, not dead-lettered)',
-  ledgerMismatches: 'accounts whose balance or version differs from their completed jobs (double or missing effects)',
+  ledgerMismatches: 'accounts whose balance or version differs from their completed jobs (double or missing effects, a half-applied transfer)',
+  negativeStock: 'SKUs with negative available stock (an oversell)',
+  stockMismatches: 'SKUs whose stock or version differs from their completed receipts, reservations and releases',
+  reservationMismatches: 'reservations not created exactly once by a completed reserve, or in a state no completed job put them in',
+  doubleShipments: 'carrier bookings performed twice for one key, for a key that never committed, or shipments not recorded once',
   doubleExternalEffects: 'external effects performed twice for one key, or for a key that never committed',
   poisonMisfiled: 'poison missing from the DLQ, without a reason or with the wrong one',
   unexpectedDeadLetters: 'valid jobs dead-lettered where the schedule did not make it so, left after replay',
@@ -38,6 +43,10 @@ export interface InvariantInputs {
   readonly partnerKeys: ReadonlyMap<string, { readonly calls: number; readonly effects: number }>;
   /** Keys the partner answered with a non-object (a `partner-rejected` they rightly earned). */
   readonly partnerRejected: ReadonlySet<string>;
+  /** Per Idempotency-Key, what the carrier saw and did. */
+  readonly carrierKeys: ReadonlyMap<string, { readonly calls: number; readonly effects: number }>;
+  /** Keys the carrier answered with a non-object (a `carrier-rejected` they rightly earned). */
+  readonly carrierRejected: ReadonlySet<string>;
   readonly thrownInvocations: number;
   /** Every cache entry compared with the table (`reconcile` with an unbounded sample, no repair). */
   readonly cache: ReconcileReport;
@@ -67,9 +76,9 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   // Valid jobs: applied, or dead-lettered with a reason their schedule allows.
   for (const job of workload.jobs.values()) {
     const dead = lettersByKey.get(job.idempotencyKey) ?? [];
-    if (!completed.has(job.idempotencyKey) && dead.length === 0) violate('lostJobs', `${job.kind} ${job.idempotencyKey} on ${job.accountId}`);
+    if (!completed.has(job.idempotencyKey) && dead.length === 0) violate('lostJobs', `${job.kind} ${job.idempotencyKey} on ${job.resourceId}`);
     for (const letter of dead) {
-      if (!allowed(job, letter, inputs.partnerRejected) && !completed.has(job.idempotencyKey)) {
+      if (!allowed(job, letter, inputs) && !completed.has(job.idempotencyKey)) {
         violate('unexpectedDeadLetters', `${job.kind} ${job.idempotencyKey}: ${letter.reason} (${letter.error.slice(0, 120)})`);
       }
     }
@@ -77,13 +86,21 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
 
   // The ledger: every account equals the sum of its completed jobs, each counted once.
   const expected = new Map<string, { balance: number; version: number }>();
-  for (const record of completed.values()) {
-    const result = (record.result ?? {}) as { accountId?: string; credited?: number; debited?: number };
-    if (!result.accountId) continue;
-    const entry = expected.get(result.accountId) ?? { balance: 0, version: 0 };
-    entry.balance += (result.credited ?? 0) - (result.debited ?? 0);
+  const change = (accountId: string, delta: number) => {
+    const entry = expected.get(accountId) ?? { balance: 0, version: 0 };
+    entry.balance += delta;
     entry.version += 1;
-    expected.set(result.accountId, entry);
+    expected.set(accountId, entry);
+  };
+  for (const record of completed.values()) {
+    const result = (record.result ?? {}) as { accountId?: string; credited?: number; debited?: number; to?: string; transferred?: number };
+    if (!result.accountId) continue;
+    if (record.jobType === JOB_TYPES.transfer) {
+      change(result.accountId, -(result.transferred ?? 0));
+      change(result.to ?? '', result.transferred ?? 0);
+    } else {
+      change(result.accountId, (result.credited ?? 0) - (result.debited ?? 0));
+    }
   }
   const accounts = new Map(state.filter((item) => String(item.pk).startsWith('account#')).map((item) => [String(item.accountId), item]));
   for (const accountId of new Set([...expected.keys(), ...accounts.keys()])) {
@@ -108,6 +125,8 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
       violate('doubleExternalEffects', `${key}: committed sync with ${inputs.partnerKeys.get(key)?.effects ?? 0} partner effects`);
     }
   }
+
+  checkInventory(completed, state, lettersByKey, inputs, violate);
 
   // Poison: every one in the DLQ, once, with the reason it must carry.
   const lettersByBody = Map.groupBy(letters, (letter) => letter.body);
@@ -149,9 +168,83 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   return { counts, examples };
 }
 
-function allowed(job: ChaosJob, letter: DeadLetter, partnerRejected: ReadonlySet<string>): boolean {
+function allowed(job: ChaosJob, letter: DeadLetter, inputs: Pick<InvariantInputs, 'partnerRejected' | 'carrierRejected'>): boolean {
   if (job.allowedReasons.includes(letter.reason as never)) return true;
-  return letter.reason === 'partner-rejected' && partnerRejected.has(job.idempotencyKey);
+  if (letter.reason === 'partner-rejected') return inputs.partnerRejected.has(job.idempotencyKey);
+  return letter.reason === 'carrier-rejected' && inputs.carrierRejected.has(job.idempotencyKey);
+}
+
+/**
+ * The inventory workload's promises: stock never negative and equal to its completed receipts,
+ * reservations and releases; each completed reservation created exactly once and in the state its
+ * completed jobs put it; each carrier booking performed once per key and recorded once.
+ */
+function checkInventory(
+  completed: ReadonlyMap<string, Record<string, unknown>>, state: readonly Record<string, unknown>[],
+  lettersByKey: ReadonlyMap<string, readonly DeadLetter[]>, inputs: InvariantInputs, violate: (name: InvariantName, example: string) => void,
+): void {
+  const byPrefix = (prefix: string, id: string) => new Map(state.filter((item) => String(item.pk).startsWith(prefix)).map((item) => [String(item[id]), item]));
+  const skus = byPrefix('sku#', 'skuId');
+  const reservations = byPrefix('reservation#', 'reservationId');
+  const shipments = byPrefix('shipment#', 'shipmentId');
+  const stock = new Map<string, { available: number; version: number }>();
+  const move = (skuId: string, delta: number) => {
+    const entry = stock.get(skuId) ?? { available: 0, version: 0 };
+    entry.available += delta;
+    entry.version += 1;
+    stock.set(skuId, entry);
+  };
+  const wanted = new Map<string, { skuId: string; quantity: number; status: string; shipmentId?: string }>();
+  for (const [key, record] of completed) {
+    const result = (record.result ?? {}) as { skuId?: string; reservationId?: string; received?: number; reserved?: number; released?: number; shipmentId?: string; reservationIds?: string[] };
+    if (record.jobType === STOCK_JOBS.receive) move(result.skuId ?? '', result.received ?? 0);
+    if (record.jobType === STOCK_JOBS.reserve) {
+      move(result.skuId ?? '', -(result.reserved ?? 0));
+      wanted.set(result.reservationId ?? '', { skuId: result.skuId ?? '', quantity: result.reserved ?? 0, status: RESERVATION_STATUS.reserved });
+    }
+    if (record.jobType === STOCK_JOBS.release) move(result.skuId ?? '', result.released ?? 0);
+    if (record.jobType === STOCK_JOBS.book && (inputs.carrierKeys.get(key)?.effects ?? 0) !== 1) {
+      violate('doubleShipments', `${key}: committed booking with ${inputs.carrierKeys.get(key)?.effects ?? 0} carrier effects`);
+    }
+  }
+  // The final state each completed release or shipment leaves its reservations in.
+  for (const record of completed.values()) {
+    const result = (record.result ?? {}) as { reservationId?: string; shipmentId?: string; reservationIds?: string[] };
+    if (record.jobType === STOCK_JOBS.release) {
+      const reservation = wanted.get(result.reservationId ?? '');
+      if (reservation) reservation.status = RESERVATION_STATUS.released;
+    }
+    if (record.jobType === STOCK_JOBS.book) {
+      if (!shipments.has(result.shipmentId ?? '')) violate('doubleShipments', `${result.shipmentId}: booked and committed, no shipment item`);
+      for (const id of result.reservationIds ?? []) {
+        const reservation = wanted.get(id);
+        if (reservation) Object.assign(reservation, { status: RESERVATION_STATUS.shipped, shipmentId: result.shipmentId });
+      }
+    }
+  }
+  for (const [skuId, item] of skus) {
+    if (Number(item.available) < 0) violate('negativeStock', `${skuId}: ${String(item.available)} available`);
+  }
+  for (const skuId of new Set([...stock.keys(), ...skus.keys()])) {
+    const want = stock.get(skuId) ?? { available: 0, version: 0 };
+    const item = skus.get(skuId);
+    if (Number(item?.available ?? 0) !== want.available || Number(item?.version ?? 0) !== want.version) {
+      violate('stockMismatches', `${skuId}: table ${String(item?.available)} v${String(item?.version)}, jobs say ${want.available} v${want.version}`);
+    }
+  }
+  for (const id of new Set([...wanted.keys(), ...reservations.keys()])) {
+    const want = wanted.get(id);
+    const item = reservations.get(id);
+    if (!want || !item || item.skuId !== want.skuId || Number(item.quantity) !== want.quantity || item.status !== want.status || (want.shipmentId && item.shipmentId !== want.shipmentId)) {
+      violate('reservationMismatches', `${id}: table ${item ? `${String(item.status)} ${String(item.quantity)} of ${String(item.skuId)}` : 'none'}, jobs say ${want ? `${want.status} ${want.quantity} of ${want.skuId}` : 'none'}`);
+    }
+  }
+  for (const [key, seen] of inputs.carrierKeys) {
+    if (seen.effects > 1) violate('doubleShipments', `${key}: ${seen.effects} carrier effects`);
+    if (seen.effects > 0 && !completed.has(key) && !(lettersByKey.get(key) ?? []).length) {
+      violate('doubleShipments', `${key}: carrier booking performed, job neither committed nor dead-lettered`);
+    }
+  }
 }
 
 /** Every item of a table (strongly consistent pages). */

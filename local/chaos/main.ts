@@ -19,12 +19,13 @@ const HELP = `npm run chaos -- [flags]
   --seed N               workload seed (default: 1); the same seed sends the same messages
   --jobs N               messages in the main phase (default 50000)
   --accounts N           accounts, skewed towards a few hot ones (default 200)
+  --skus N               SKUs of the inventory workload, skewed the same way (default 50)
   --send-rate N          messages per second (default 60)
   --crash-after R        invocations crashing after their work (default ${DEFAULT_FAULTS.crashAfterWorkRate})
   --crash-before R       invocations crashing before their work (default ${DEFAULT_FAULTS.crashBeforeWorkRate})
   --timeout-rate R       invocations delayed past the timeout (default ${DEFAULT_FAULTS.timeoutRate})
   --dynamodb-rate R      DynamoDB requests answered by the fault proxy (default ${DEFAULT_FAULTS.dynamodbRate})
-  --partner-rate R       partner requests failing, slow, hung or answering non-objects (default ${DEFAULT_FAULTS.partnerRate})
+  --partner-rate R       partner and carrier requests failing, slow, hung or answering non-objects (default ${DEFAULT_FAULTS.partnerRate})
   --redis-outage S       seconds Redis is down (restarted empty) (default ${DEFAULT_FAULTS.redisOutageMs / 1000})
   --no-redis-faults      skip the FLUSHALL, the CLIENT PAUSE and the outage
   --out FILE             JSON results (default bench/results/chaos.json)`;
@@ -37,6 +38,7 @@ try {
       seed: { type: 'string', default: '1' },
       jobs: { type: 'string', default: '50000' },
       accounts: { type: 'string', default: '200' },
+      skus: { type: 'string', default: '50' },
       'send-rate': { type: 'string', default: '60' },
       'crash-after': { type: 'string', default: String(DEFAULT_FAULTS.crashAfterWorkRate) },
       'crash-before': { type: 'string', default: String(DEFAULT_FAULTS.crashBeforeWorkRate) },
@@ -68,6 +70,7 @@ const options = {
   seed: Math.trunc(number('seed', 0, 2 ** 31)),
   jobs: Math.trunc(number('jobs', 10, 1_000_000)),
   accounts: Math.trunc(number('accounts', 1, 100_000)),
+  skus: Math.trunc(number('skus', 1, 100_000)),
   sendRate: number('send-rate', 1, 10_000),
   faults: {
     crashAfterWorkRate: number('crash-after', 0, 0.5),
@@ -95,7 +98,7 @@ const bar = (p: ChaosProgress) => {
   }
 };
 
-log(`chaos: seed ${options.seed}, ${options.jobs} jobs over ${options.accounts} accounts, faults ${JSON.stringify(options.faults)}`);
+log(`chaos: seed ${options.seed}, ${options.jobs} jobs over ${options.accounts} accounts and ${options.skus} SKUs, faults ${JSON.stringify(options.faults)}`);
 const startedMs = Date.now();
 const report = await runChaos({ ...options, onProgress: bar, log });
 if (interactive) process.stdout.write('\n');
@@ -106,7 +109,7 @@ process.exit(violations === 0 ? 0 : 1);
 
 function printReport(r: ChaosReport, seconds: number): void {
   log('');
-  log(`chaos run: seed ${r.seed}, ${r.jobs} jobs on ${r.accounts} accounts in ${seconds} s (${r.jobsPerSecond} jobs/s while busy; phases ${Object.entries(r.phasesSeconds).map(([k, v]) => `${k} ${v} s`).join(', ')})`);
+  log(`chaos run: seed ${r.seed}, ${r.jobs} jobs on ${r.accounts} accounts and ${r.skus} SKUs in ${seconds} s (${r.jobsPerSecond} jobs/s while busy; phases ${Object.entries(r.phasesSeconds).map(([k, v]) => `${k} ${v} s`).join(', ')})`);
   log(`messages: ${Object.entries(r.messages).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   log(`faults injected: ${Object.entries(r.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}`);

@@ -11,7 +11,9 @@ import { queueCounts } from '../../shared/queues/index.ts';
 import { localClientConfig, startEngines, type Engine } from '../engines/index.ts';
 import { startLocalCloud } from '../cloud/index.ts';
 import { InvocationError } from '../lambda/function-runtime.ts';
-import { startPartnerApi } from '../../workloads/accounts/local/partner-api.ts';
+import { startWorkloadFakes, type ExternalApi, type ExternalApiChaos } from '../external-api/index.ts';
+import { PARTNER_API_URL } from '../../workloads/accounts/index.ts';
+import { CARRIER_API_URL } from '../../workloads/inventory/index.ts';
 import { paceMessages } from '../demo/producer.ts';
 import { snapshot } from '../demo/progress.ts';
 import { startDynamoDbFaultProxy } from '../faults/index.ts';
@@ -30,7 +32,7 @@ export interface ChaosFaults {
   readonly timeoutRate: number;
   /** DynamoDB requests from the functions answered by the fault proxy instead (split over its kinds). */
   readonly dynamodbRate: number;
-  /** Partner requests: 5xx, slower than the lease, past the caller's timeout, 200 with a non-object body. */
+  /** Partner and carrier requests: 5xx, slower than the lease, past the caller's timeout, 200 with a non-object body. */
   readonly partnerRate: number;
   /** Redis: a FLUSHALL, a `CLIENT PAUSE`, and an outage (stopped, restarted empty), during the send phase. */
   readonly redis: boolean;
@@ -47,6 +49,8 @@ export interface ChaosOptions {
   readonly jobs: number;
   /** @default 200 */
   readonly accounts?: number;
+  /** @default 50 */
+  readonly skus?: number;
   /** Messages sent per second in the main phase. @default 60 */
   readonly sendRate?: number;
   readonly faults: ChaosFaults;
@@ -72,6 +76,7 @@ export interface ChaosReport {
   readonly seed: number;
   readonly jobs: number;
   readonly accounts: number;
+  readonly skus: number;
   readonly messages: Record<string, number>;
   readonly injected: Record<string, number>;
   readonly phasesSeconds: Record<string, number>;
@@ -91,7 +96,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { faults, log } = options;
   const random = seededRandom(options.seed ^ 0x5eed);
-  const workload = chaosWorkload({ seed: options.seed, jobs: options.jobs, accounts: options.accounts });
+  const workload = chaosWorkload({ seed: options.seed, jobs: options.jobs, accounts: options.accounts, skus: options.skus });
   const phases: Record<string, number> = {};
   let phase = 'start';
   let phaseStartedMs = Date.now();
@@ -104,7 +109,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   const engines = await startEngines();
   let redis: Engine = engines.redis;
-  const partner = await startPartnerApi();
+  const fakes = await startWorkloadFakes(WORKLOADS);
+  const partner = fakes.apis.get(PARTNER_API_URL) as ExternalApi;
+  const carrier = fakes.apis.get(CARRIER_API_URL) as ExternalApi;
   const proxy = await startDynamoDbFaultProxy({ target: engines.dynamodb.endpoint, random, stallMs: 2_500 });
   const sqs = new SQSClient(localClientConfig(engines.sqs.endpoint));
   const dynamodb = new DynamoDBClient(localClientConfig(engines.dynamodb.endpoint));
@@ -113,7 +120,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let thrown = 0;
   let workerName = '';
   const cloud = await startLocalCloud({
-    engines, appFile: APP, context: { PARTNER_API_URL: partner.url },
+    engines, appFile: APP, context: fakes.settings,
     functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint },
     faults: {},
     onInvocation: (functionName, summary) => {
@@ -140,6 +147,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ...injected,
     ...prefixed('dynamodb', proxy.injected() as Record<string, number>),
     ...prefixed('partner', partner.injected() as Record<string, number>),
+    ...prefixed('carrier', carrier.injected() as Record<string, number>),
   });
 
   try {
@@ -152,10 +160,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     cloud.faults.crashBeforeWorkRate = faults.crashBeforeWorkRate;
     cloud.faults.delayPastTimeoutRate = faults.timeoutRate;
     Object.assign(proxy.rates, splitRate(faults.dynamodbRate));
-    partner.setChaos({
+    const externalChaos: ExternalApiChaos = {
       random, serverErrorRate: faults.partnerRate * 0.4, slowRate: faults.partnerRate * 0.25, hangRate: faults.partnerRate * 0.15,
       nonObjectRate: faults.partnerRate * 0.2, slowMs: 2_500, hangMs: 8_000,
-    });
+    };
+    partner.setChaos(externalChaos);
+    carrier.setChaos(externalChaos);
     const sendMs = (workload.messages.length / (options.sendRate ?? 60)) * 1000;
     let readersOn = true;
     const reading = readConcurrently(outputs.ReadApiUrl as string, workload, random, () => readersOn);
@@ -171,6 +181,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     cloud.faults.delayPastTimeoutRate = 0;
     Object.assign(proxy.rates, splitRate(0));
     partner.setChaos(undefined);
+    carrier.setChaos(undefined);
     readersOn = false;
     await reading;
     log('chaos: waiting for the streams to go idle and the invalidation repair to drain');
@@ -178,7 +189,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 180_000, log);
 
     enter('replay');
-    const replayed = await replayUnexpected(sqs, documents, outputs, workload, partner.rejectedKeys());
+    const replayed = await replayUnexpected(sqs, documents, outputs, workload, new Set([...partner.rejectedKeys(), ...carrier.rejectedKeys()]));
     await drain(sqs, outputs.JobsQueueUrl as string, 300_000, log);
     await cloud.streamsIdle(180_000);
     await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 180_000, log);
@@ -187,6 +198,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const cacheReport = await compareCache(outputs, documents, redis);
     const invariants = await checkInvariants({
       workload, documents, sqs, outputs, partnerKeys: partner.keys(), partnerRejected: partner.rejectedKeys(),
+      carrierKeys: carrier.keys(), carrierRejected: carrier.rejectedKeys(),
       thrownInvocations: thrown, cache: cacheReport, nowMs: Date.now(),
     });
     const letters = await allDeadLetters(sqs, outputs);
@@ -196,6 +208,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       seed: options.seed,
       jobs: workload.openings.length + workload.messages.length,
       accounts: workload.accountIds.length,
+      skus: workload.skuIds.length,
       messages: Object.fromEntries(Object.entries(Object.groupBy(workload.messages, (m) => (m.role === 'job' ? m.job.kind : m.role))).map(([k, v]) => [k, v?.length ?? 0])),
       injected: collectInjected(),
       phasesSeconds: phases,
@@ -208,7 +221,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     clearInterval(progress);
     await cloud.stop({ graceMs: 3_000 });
     await proxy.stop();
-    await partner.stop();
+    await fakes.stop();
     sqs.destroy();
     dynamodb.destroy();
     if (redis !== engines.redis) await redis.stop();
@@ -233,12 +246,14 @@ async function drain(sqs: SQSClient, queueUrl: string, timeoutMs: number, log?: 
   }
 }
 
-/** Readers on the read API the whole time, on the hot accounts, filling the cache while invalidations land. */
+/** Readers on the read API the whole time, on the hot accounts and SKUs, filling the cache while invalidations land. */
 async function readConcurrently(readApiUrl: string, workload: ChaosWorkload, random: () => number, going: () => boolean): Promise<void> {
-  await Promise.all(Array.from({ length: 3 }, async () => {
+  const routes = [['accounts', workload.accountIds], ['skus', workload.skuIds]] as const;
+  await Promise.all(Array.from({ length: 4 }, async (_, reader) => {
+    const [route, ids] = routes[reader % routes.length] as (typeof routes)[number];
     for (let i = 0; i < 1_000_000 && going(); i += 1) {
-      const accountId = workload.accountIds[Math.floor(random() ** 2 * workload.accountIds.length)];
-      await fetch(`${readApiUrl}accounts/${accountId}`).then((r) => r.arrayBuffer()).catch(() => undefined);
+      const id = ids[Math.floor(random() ** 2 * ids.length)];
+      await fetch(`${readApiUrl}${route}/${id}`).then((r) => r.arrayBuffer()).catch(() => undefined);
       await sleep(20);
     }
   }));
@@ -255,7 +270,8 @@ async function replayUnexpected(
   const messageIds = letters.filter((letter) => {
     const job = workload.jobs.get(letter.idempotencyKey ?? '');
     if (!job) return false;
-    return !job.allowedReasons.includes(letter.reason as never) && !(letter.reason === 'partner-rejected' && rejected.has(job.idempotencyKey));
+    const rejectedForCause = (letter.reason === 'partner-rejected' || letter.reason === 'carrier-rejected') && rejected.has(job.idempotencyKey);
+    return !job.allowedReasons.includes(letter.reason as never) && !rejectedForCause;
   }).map((letter) => letter.messageId);
   if (messageIds.length === 0) return 0;
   const report = await replayDeadLetters(

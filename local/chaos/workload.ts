@@ -1,11 +1,13 @@
 import { createEnvelope, type Envelope } from '../../shared/envelope/index.ts';
 import { REASONS, type Reason } from '../../shared/errors/index.ts';
 import { ACCOUNT_REASONS, JOB_TYPES } from '../../workloads/accounts/index.ts';
+import { INVENTORY_REASONS, STOCK_JOBS } from '../../workloads/inventory/index.ts';
 import { poisonMessages, seededRandom, type PoisonMessage } from './poison.ts';
 
 /** What a valid chaos job is, and so which dead-letter reasons its own schedule can give it. */
 export const CHAOS_JOB_KINDS = {
-  opening: 'opening-credit', credit: 'credit', debit: 'debit', versionedDebit: 'versioned-debit', sync: 'sync',
+  opening: 'opening-credit', credit: 'credit', debit: 'debit', versionedDebit: 'versioned-debit', sync: 'sync', transfer: 'transfer',
+  openingStock: 'opening-stock', receive: 'receive', reserve: 'reserve', release: 'release', ship: 'ship',
 } as const;
 export type ChaosJobKind = (typeof CHAOS_JOB_KINDS)[keyof typeof CHAOS_JOB_KINDS];
 
@@ -13,7 +15,8 @@ export type ChaosJobKind = (typeof CHAOS_JOB_KINDS)[keyof typeof CHAOS_JOB_KINDS
 export interface ChaosJob {
   readonly kind: ChaosJobKind;
   readonly idempotencyKey: string;
-  readonly accountId: string;
+  /** The account, SKU or shipment the job names (its envelope's `resourceId`). */
+  readonly resourceId: string;
   readonly body: string;
   /**
    * Dead-letter reasons the job's own content and order can earn it (a debit past the balance, a
@@ -34,6 +37,8 @@ export interface ChaosWorkloadOptions {
   readonly jobs: number;
   /** @default 200 */
   readonly accounts?: number;
+  /** @default 50 */
+  readonly skus?: number;
   /** Fraction of messages that are a producer's retry of an earlier job: new jobId, same key. @default 0.1 */
   readonly producerDuplicateRate?: number;
   /** Fraction that are an exact copy of an earlier message (SQS delivering twice). @default 0.03 */
@@ -44,7 +49,8 @@ export interface ChaosWorkloadOptions {
 
 export interface ChaosWorkload {
   readonly accountIds: readonly string[];
-  /** Sent first, and applied before the main phase starts: every account exists. */
+  readonly skuIds: readonly string[];
+  /** Sent first, and applied before the main phase starts: every account and SKU exists. */
   readonly openings: readonly ChaosMessage[];
   readonly messages: readonly ChaosMessage[];
   /** Every valid intent, by idempotency key (openings included). */
@@ -53,11 +59,13 @@ export interface ChaosWorkload {
 }
 
 /**
- * The chaos run's traffic, reproducible from its seed: credits, debits (some past the balance),
- * expected-version debits (mostly stale), profile syncs (external effects), all on the same
- * accounts with a skewed hot-account distribution (a few accounts take most of the traffic, so
- * locks, lanes and transactions contend), mixed with producer duplicates, exact redeliveries and
- * fuzzed poison.
+ * The chaos run's traffic, reproducible from its seed, of both shipped workloads: credits, debits
+ * (some past the balance), expected-version debits (mostly stale), transfers between two accounts,
+ * profile syncs (external effects); stock receipts, reservations (some past the stock), releases
+ * and carrier shipments of several reservations (external, under several locks) — all on shared
+ * accounts and SKUs with a skewed hot distribution (a few take most of the traffic, so locks,
+ * lanes and transactions contend), mixed with producer duplicates, exact redeliveries and fuzzed
+ * poison. A reservation is released or shipped, never both.
  */
 export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
   const random = seededRandom(options.seed);
@@ -65,23 +73,29 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
   const accountIds = Array.from({ length: accountCount }, (_, i) => `acc-${String(i).padStart(4, '0')}`);
   // Squaring a uniform draw puts half the traffic on the hottest ~25 % of accounts.
   const hotAccount = () => accountIds[Math.floor(random() ** 2 * accountCount)] as string;
+  const skuCount = options.skus ?? 50;
+  const skuIds = Array.from({ length: skuCount }, (_, i) => `sku-${String(i).padStart(4, '0')}`);
+  const hotSku = () => skuIds[Math.floor(random() ** 2 * skuCount)] as string;
+  /** Reservations sent and not yet released or shipped by a later job. */
+  const open: { readonly reservationId: string; readonly skuId: string }[] = [];
+  const takeOpen = () => open.splice(Math.floor(random() * open.length), 1)[0] as (typeof open)[number];
   const jobs = new Map<string, ChaosJob>();
   let n = 0;
-  const job = (kind: ChaosJobKind, type: string, accountId: string, payload: Record<string, unknown>, allowedReasons: readonly Reason[]): ChaosJob => {
+  const job = (kind: ChaosJobKind, type: string, resourceId: string, payload: Record<string, unknown>, allowedReasons: readonly Reason[]): ChaosJob => {
     n += 1;
     const envelope: Envelope = createEnvelope({
-      type, resourceId: accountId, payload, idempotencyKey: `chaos-${options.seed}-${n}`, jobId: `job-${options.seed}-${n}`,
+      type, resourceId, payload, idempotencyKey: `chaos-${options.seed}-${n}`, jobId: `job-${options.seed}-${n}`,
       traceId: `trace-${options.seed}-${n}`, producerVersion: 'chaos-1.0.0', producedAt: new Date(Date.UTC(2026, 0, 1) + n),
     });
-    const created = { kind, idempotencyKey: envelope.idempotencyKey, accountId, body: JSON.stringify(envelope), allowedReasons };
+    const created = { kind, idempotencyKey: envelope.idempotencyKey, resourceId, body: JSON.stringify(envelope), allowedReasons };
     jobs.set(created.idempotencyKey, created);
     return created;
   };
 
-  const openings = accountIds.map((accountId): ChaosMessage => {
-    const opening = job(CHAOS_JOB_KINDS.opening, JOB_TYPES.credit, accountId, { amount: 10_000 }, []);
-    return { role: 'job', body: opening.body, job: opening };
-  });
+  const openings = [
+    ...accountIds.map((accountId) => job(CHAOS_JOB_KINDS.opening, JOB_TYPES.credit, accountId, { amount: 10_000 }, [])),
+    ...skuIds.map((skuId) => job(CHAOS_JOB_KINDS.openingStock, STOCK_JOBS.receive, skuId, { quantity: 200 }, [])),
+  ].map((opening): ChaosMessage => ({ role: 'job', body: opening.body, job: opening }));
 
   const poisonCount = Math.round(options.jobs * (options.poisonRate ?? 0.01));
   const poison = poisonMessages({ seed: options.seed, count: poisonCount, resourceIds: accountIds });
@@ -112,19 +126,41 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
     }
     const accountId = hotAccount();
     const mix = random();
+    // Not found: a release or shipment may be delivered before the reservation it names (or that reservation was an oversell).
+    const notFound = [INVENTORY_REASONS.reservationNotFound];
     let created: ChaosJob;
-    if (mix < 0.45) {
+    if (mix < 0.3) {
       created = job(CHAOS_JOB_KINDS.credit, JOB_TYPES.credit, accountId, { amount: 1 + Math.floor(random() * 1_000) }, []);
-    } else if (mix < 0.72) {
+    } else if (mix < 0.46) {
       // One debit in ten asks for far more than any balance holds.
       const amount = random() < 0.1 ? 5_000_000 : 1 + Math.floor(random() * 1_500);
       created = job(CHAOS_JOB_KINDS.debit, JOB_TYPES.debit, accountId, { amount }, [ACCOUNT_REASONS.insufficientFunds]);
-    } else if (mix < 0.8) {
+    } else if (mix < 0.51) {
       const expectedVersion = 1 + Math.floor(random() * 40);
       created = job(CHAOS_JOB_KINDS.versionedDebit, JOB_TYPES.debit, accountId, { amount: 1 + Math.floor(random() * 100), expectedVersion },
         [REASONS.staleVersion, ACCOUNT_REASONS.insufficientFunds]);
-    } else {
+    } else if (mix < 0.58) {
       created = job(CHAOS_JOB_KINDS.sync, JOB_TYPES.syncProfile, accountId, { reason: 'chaos' }, []);
+    } else if (mix < 0.66) {
+      let to = hotAccount();
+      if (to === accountId) to = accountIds[(accountIds.indexOf(accountId) + 1) % accountCount] as string;
+      const amount = random() < 0.1 ? 5_000_000 : 1 + Math.floor(random() * 1_500);
+      created = job(CHAOS_JOB_KINDS.transfer, JOB_TYPES.transfer, accountId, { to, amount }, [ACCOUNT_REASONS.insufficientFunds]);
+    } else if (mix < 0.7) {
+      created = job(CHAOS_JOB_KINDS.receive, STOCK_JOBS.receive, hotSku(), { quantity: 1 + Math.floor(random() * 100) }, []);
+    } else if (mix < 0.82 || open.length === 0) {
+      // One reservation in ten asks for more than any SKU holds: an oversell.
+      const reservationId = `res-${options.seed}-${n + 1}`;
+      const quantity = random() < 0.1 ? 100_000 : 1 + Math.floor(random() * 30);
+      const skuId = hotSku();
+      created = job(CHAOS_JOB_KINDS.reserve, STOCK_JOBS.reserve, skuId, { reservationId, quantity }, [INVENTORY_REASONS.insufficientStock]);
+      open.push({ reservationId, skuId });
+    } else if (mix < 0.9) {
+      const { reservationId, skuId } = takeOpen();
+      created = job(CHAOS_JOB_KINDS.release, STOCK_JOBS.release, skuId, { reservationId }, notFound);
+    } else {
+      const reservationIds = Array.from({ length: Math.min(open.length, 1 + Math.floor(random() * 3)) }, () => takeOpen().reservationId);
+      created = job(CHAOS_JOB_KINDS.ship, STOCK_JOBS.book, `ship-${options.seed}-${n + 1}`, { reservationIds }, notFound);
     }
     sent.push(created);
     messages.push({ role: 'job', body: created.body, job: created });
@@ -134,7 +170,7 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
     if (!message.valid || !message.idempotencyKey) continue;
     const envelope = JSON.parse(message.body) as Envelope;
     const kind = envelope.type === JOB_TYPES.syncProfile ? CHAOS_JOB_KINDS.sync : CHAOS_JOB_KINDS.credit;
-    jobs.set(message.idempotencyKey, { kind, idempotencyKey: message.idempotencyKey, accountId: envelope.resourceId, body: message.body, allowedReasons: [] });
+    jobs.set(message.idempotencyKey, { kind, idempotencyKey: message.idempotencyKey, resourceId: envelope.resourceId, body: message.body, allowedReasons: [] });
   }
-  return { accountIds, openings, messages, jobs, poison };
+  return { accountIds, skuIds, openings, messages, jobs, poison };
 }

@@ -95,8 +95,9 @@ export function reserveJob(options: StockJobOptions): TransactionalJob<StockRese
 /**
  * `stock.release`: gives a reservation's quantity back to its SKU and marks it released, in one
  * transaction conditioned on it still being `reserved` for this SKU. The reservation is read
- * first (for its quantity); nothing is refused on that read, so a duplicate of a completed release
- * is still recognised by its idempotency record rather than refused as no longer active.
+ * first (for its quantity); only its absence is refused on that read, so a duplicate of a
+ * completed release is still recognised by its idempotency record rather than refused as no
+ * longer active.
  */
 export function releaseJob(options: StockJobOptions): TransactionalJob<StockRelease> {
   const nowMs = options.nowMs ?? Date.now;
@@ -111,14 +112,9 @@ export function releaseJob(options: StockJobOptions): TransactionalJob<StockRele
       }));
       const reservation = Item as Reservation | undefined;
       const notFound = () => new FatalError(INVENTORY_REASONS.reservationNotFound, `reservation ${payload.reservationId} does not exist`);
-      if (!reservation) {
-        return {
-          writes: [{
-            item: { ConditionCheck: { TableName: options.stateTableName, Key: key(reservationKey(payload.reservationId)), ConditionExpression: `attribute_exists(${STATE_TABLE.partitionKey})` } },
-            onConditionFailed: notFound,
-          }],
-        };
-      }
+      // Safe to refuse on the read: a release that completed left its reservation behind, so a
+      // missing one means no release of it ever committed (nor can this one commit nothing).
+      if (!reservation) throw notFound();
       const now = new Date(nowMs()).toISOString();
       return {
         result: { skuId, reservationId: payload.reservationId, released: reservation.quantity },
