@@ -12,9 +12,11 @@
 import { parseArgs } from 'node:util';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { engineEnvironment, LOCAL_CREDENTIALS, LOCAL_REGION, startEngines } from './engines/index.ts';
-import { startPartnerApi } from '../workloads/accounts/local/partner-api.ts';
+import { startWorkloadFakes } from './external-api/index.ts';
+import { WORKLOADS } from '../workloads/registry.ts';
 import { startLocalCloud, type LocalCloud } from './cloud/index.ts';
 import { runDemo } from './demo/run.ts';
+import { demoWorkload } from './demo/workload.ts';
 import { serveCloudWatch } from './cloud/cloudwatch-endpoint.ts';
 import { removeLocalCloudFile, writeLocalCloudFile } from '../shared/discovery/index.ts';
 
@@ -38,8 +40,9 @@ const engines = await startEngines();
 log(`  dynamodb  ${engines.dynamodb.endpoint}  (DynamoDB Local + Streams, in memory, pid ${engines.dynamodb.pid})`);
 log(`  sqs       ${engines.sqs.endpoint}  (fauxqs, in this process)`);
 log(`  redis     ${engines.redis.endpoint}  (redis-server, no persistence, pid ${engines.redis.pid})`);
-const partner = await startPartnerApi();
-log(`  partner   ${partner.url}  (partner profile API fake, honours Idempotency-Key)`);
+log(`[${since()}] workloads: ${WORKLOADS.map((workload) => workload.name).join(', ')} (workloads/registry.ts)`);
+const fakes = await startWorkloadFakes(WORKLOADS);
+for (const [setting, api] of fakes.apis) log(`  fake      ${api.url}  ${setting} (${api.description})`);
 
 let cloud: LocalCloud | undefined;
 let cloudwatch: Awaited<ReturnType<typeof serveCloudWatch>> | undefined;
@@ -51,7 +54,7 @@ const shutdown = async (signal: string) => {
   await cloud?.stop({ graceMs: 10_000 }).catch((error: unknown) => log(`  (cloud stop: ${String(error)})`));
   removeLocalCloudFile();
   await cloudwatch?.stop();
-  await partner.stop();
+  await fakes.stop();
   log('stopping engines ...');
   await engines.stop();
   log('stopped cleanly.');
@@ -64,12 +67,12 @@ try {
   log(`[${since()}] synthesizing the CDK app (env=local) and creating its resources ...`);
   cloud = await startLocalCloud({
     engines,
-    context: { PARTNER_API_URL: partner.url },
+    context: fakes.settings,
     faults: { crashAfterWorkRate: Number(flags['crash-rate']), delayPastTimeoutRate: Number(flags['timeout-rate']) },
   });
 } catch (error) {
   log(`local cloud failed to start: ${(error as Error).message}`);
-  await partner.stop();
+  await fakes.stop();
   await engines.stop();
   process.exit(1);
 }
@@ -98,8 +101,8 @@ const outputs = resources.outputs;
 if (!flags['no-demo']) {
   const jobs = Number(flags.jobs);
   const durationMs = Number(flags.duration) * 1000;
-  log(`[${since()}] demo: ${jobs} jobs over ${durationMs / 1000}s (credits, debits, profile syncs, duplicates, malformed, one incompatible version), with concurrent reads`);
-  const summary = await runDemo({ cloud, sqs, jobs, durationMs, log, isShuttingDown: () => shuttingDown });
+  log(`[${since()}] demo: ${jobs} jobs over ${durationMs / 1000}s (every workload's traffic, duplicates, malformed, one incompatible version), with concurrent reads`);
+  const summary = await runDemo({ cloud, sqs, workloads: WORKLOADS, jobs, durationMs, log, isShuttingDown: () => shuttingDown });
   if (shuttingDown) await new Promise(() => undefined);
   log(`[${since()}] demo complete: ${summary}`);
 }
@@ -108,10 +111,12 @@ const env = engineEnvironment(engines);
 log('');
 log('The stack keeps running. Try:');
 log(`  export AWS_REGION=${env.AWS_REGION} AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_ENDPOINT_URL_SQS=${env.AWS_ENDPOINT_URL_SQS} AWS_ENDPOINT_URL_DYNAMODB=${env.AWS_ENDPOINT_URL_DYNAMODB}`);
-if (outputs.JobsQueueUrl) {
-  log(`  aws sqs send-message --queue-url ${outputs.JobsQueueUrl} --message-body '{"schemaVersion":"1.0","type":"account.credit","jobId":"j1","idempotencyKey":"k1","resourceId":"acc-001","traceId":"t1","producedAt":"2026-01-01T00:00:00Z","producerVersion":"cli","payload":{"amount":100}}'`);
-}
-if (outputs.ReadApiUrl) log(`  curl -i ${outputs.ReadApiUrl}accounts/acc-001`);
+// Examples from the workloads' own demo traffic: one job, and one read per read route.
+const example = await demoWorkload(WORKLOADS, { jobs: 10, seed: 7 });
+const firstJob = example.messages[0];
+if (outputs.JobsQueueUrl && firstJob) log(`  aws sqs send-message --queue-url ${outputs.JobsQueueUrl} --message-body '${firstJob.body}'`);
+const readRoutes = new Map(example.reads.map((path) => [path.split('/')[0], path]));
+if (outputs.ReadApiUrl) for (const path of readRoutes.values()) log(`  curl -i ${outputs.ReadApiUrl}${path}`);
 if (outputs.JobsDeadLetterQueueUrl) log(`  aws sqs receive-message --queue-url ${outputs.JobsDeadLetterQueueUrl} --message-attribute-names All`);
 log('  npm run ballast -- status        (also: doctor, dlq list, dlq show <id>, dlq replay --reason <r> --dry-run, cache check)');
 log('Press Ctrl-C to stop.');

@@ -23,7 +23,7 @@ export interface LocalCloudOptions {
   readonly engines: EngineEndpoints;
   /** @default - this repository's infra/bin/ballast.ts */
   readonly appFile?: string;
-  /** Extra CDK context besides `env=local` (e.g. a workload setting, `PARTNER_API_URL`). @default {} */
+  /** Extra CDK context besides `env=local` (e.g. a workload setting, `<NAME>_API_URL`). @default {} */
   readonly context?: Record<string, unknown>;
   /** Shared, mutable: flip fields on a running cloud to inject faults. @default {} */
   readonly faults?: FunctionFaults;

@@ -4,9 +4,12 @@ import { paceMessages } from './producer.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { progressLine, snapshot } from './progress.ts';
 import { demoWorkload } from './workload.ts';
+import type { Workload } from '../../shared/workloads/index.ts';
 
 export interface DemoOptions {
   readonly cloud: LocalCloud;
+  /** Whose demo traffic to send (each workload's `local.demo`). */
+  readonly workloads: readonly Workload[];
   readonly sqs: SQSClient;
   readonly jobs: number;
   readonly durationMs: number;
@@ -17,7 +20,7 @@ export interface DemoOptions {
 }
 
 /**
- * Runs the demo: paces the workload onto the jobs queue, reads accounts through the read API the
+ * Runs the demo: paces the workloads' traffic onto the jobs queue, reads their cached entities through the read API the
  * whole time, shows live progress, and waits until every message is accounted for (processed,
  * suppressed as a duplicate, or dead-lettered with its reason). Resolves with a summary line.
  */
@@ -27,7 +30,7 @@ export async function runDemo(options: DemoOptions): Promise<string> {
   const dlqUrl = cloud.resources.outputs.JobsDeadLetterQueueUrl;
   const readApi = cloud.resources.outputs.ReadApiUrl;
   if (!queueUrl || !dlqUrl) throw new Error('the stack has no JobsQueueUrl / JobsDeadLetterQueueUrl output for the demo to use');
-  const messages = demoWorkload({ jobs: options.jobs });
+  const { messages, reads: paths } = await demoWorkload(options.workloads, { jobs: options.jobs });
   const startedAtMs = Date.now();
   let sent = 0;
   let producing = true;
@@ -37,10 +40,10 @@ export async function runDemo(options: DemoOptions): Promise<string> {
   // Concurrent reads: 10 a second through the Function URL while the demo runs.
   let reads = 0;
   const reader = (async () => {
-    if (!readApi) return;
+    if (!readApi || paths.length === 0) return;
     while (producing || sent > accounted()) {
-      const id = `acc-${String(Math.floor(Math.random() * 50)).padStart(3, '0')}`;
-      await fetch(`${readApi}accounts/${id}`).then((r) => r.arrayBuffer()).catch(() => undefined);
+      const path = paths[Math.floor(Math.random() * paths.length)];
+      await fetch(`${readApi}${path}`).then((r) => r.arrayBuffer()).catch(() => undefined);
       reads += 1;
       await new Promise((resolve) => setTimeout(resolve, 100));
       if (options.isShuttingDown() || Date.now() - startedAtMs > options.durationMs + (options.drainTimeoutMs ?? 150_000)) return;

@@ -1,65 +1,76 @@
-import { createEnvelope, type Envelope } from '../../shared/envelope/index.ts';
-import { JOB_TYPES } from '../../workloads/accounts/index.ts';
+import { workloadLocal, type WorkloadLocal } from '../workload-local.ts';
+import type { Workload } from '../../shared/workloads/index.ts';
 
-/** What one demo message is, so the summary can account for every one. */
-export type DemoKind = 'credit' | 'debit' | 'sync-profile' | 'duplicate' | 'malformed' | 'incompatible';
-
+/** One demo message, with what it is so the summary can account for every one. */
 export interface DemoMessage {
-  readonly kind: DemoKind;
+  /** The job's kind in its workload's words (e.g. `place`), or the framework's (`duplicate`, `malformed`, `incompatible`). */
+  readonly kind: string;
   readonly body: string;
+}
+
+/** A workload's share of the demo, from its `local.demo`. */
+export interface DemoTraffic {
+  /** Sent first: what the other messages need to exist (the items the rest of its jobs act on). */
+  readonly openings: readonly DemoMessage[];
+  readonly messages: readonly DemoMessage[];
+  /** Read API paths the demo's readers poll, e.g. `accounts/acc-001`. */
+  readonly reads: readonly string[];
+}
+
+/** What a workload's demo is given: how many messages it should make, and the demo's seeded randomness. */
+export interface DemoRequest {
+  readonly jobs: number;
+  readonly random: () => number;
+  /** Stamped on every envelope. */
+  readonly producerVersion: string;
 }
 
 export interface DemoWorkloadOptions {
   /** @default 3000 */
   readonly jobs?: number;
-  /** @default 50 */
-  readonly accounts?: number;
   /** @default 42 */
   readonly seed?: number;
 }
 
+/** Every workload's demo traffic merged, plus the framework's own: duplicates, malformed bodies, one incompatible envelope. */
+export interface DemoWorkload {
+  readonly messages: readonly DemoMessage[];
+  readonly reads: readonly string[];
+}
+
 /**
- * A reproducible demo workload: credits, debits (some past the balance), profile syncs, exact
- * duplicates of earlier messages (≈ 8 %), a few malformed bodies and one envelope of an unknown
- * major version — everything the worker must get right, in one stream.
+ * A reproducible demo over every registered workload that has a `local.demo`: their openings
+ * first, then their messages interleaved, with exact duplicates of earlier messages (≈ 8 %), a few
+ * malformed bodies and one envelope of an unknown major version — everything the worker must get
+ * right, in one stream.
  */
-export function demoWorkload(options: DemoWorkloadOptions = {}): DemoMessage[] {
+export async function demoWorkload(workloads: readonly Workload[], options: DemoWorkloadOptions = {}): Promise<DemoWorkload> {
   const total = options.jobs ?? 3000;
-  const accounts = options.accounts ?? 50;
   let state = options.seed ?? 42;
   const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  const accountId = () => `acc-${String(Math.floor(random() * accounts)).padStart(3, '0')}`;
-  const envelope = (type: string, payload: Record<string, unknown>): Envelope =>
-    createEnvelope({ type, resourceId: accountId(), payload, producerVersion: 'demo-1.0.0' });
-
-  const messages: DemoMessage[] = [];
+  const demos = (await Promise.all(workloads.map(workloadLocal))).flatMap((local: WorkloadLocal) => (local.demo ? [local.demo] : []));
+  // The framework's share: about 8.5 % duplicates and malformed bodies, and one incompatible envelope.
+  const own = Math.ceil(total * 0.09);
+  const traffic = demos.map((demo) => demo({ jobs: Math.max(1, Math.floor((total - own) / Math.max(1, demos.length))), random, producerVersion: 'demo-1.0.0' }));
+  const messages: DemoMessage[] = traffic.flatMap((share) => share.openings);
+  const queues = traffic.map((share) => [...share.messages]);
   const sent: string[] = [];
-  // Every account opens with a credit, so later debits and syncs find it.
-  for (let a = 0; a < Math.min(accounts, total); a += 1) {
-    const body = JSON.stringify(createEnvelope({
-      type: JOB_TYPES.credit, resourceId: `acc-${String(a).padStart(3, '0')}`, payload: { amount: 5_000 }, producerVersion: 'demo-1.0.0',
-    }));
-    messages.push({ kind: 'credit', body });
-  }
-  for (let i = messages.length; i < total; i += 1) {
+  while (messages.length < total) {
     const roll = random();
-    let message: DemoMessage;
-    if (i === Math.floor(total / 2)) {
-      message = { kind: 'incompatible', body: JSON.stringify({ ...envelope(JOB_TYPES.credit, { amount: 1 }), schemaVersion: '2.0' }) };
-    } else if (roll < 0.005) {
-      message = { kind: 'malformed', body: pick(['{"schemaVersion":"1.0","type":', 'not json at all', JSON.stringify({ schemaVersion: '1.0', type: 'account.credit' })]) };
-    } else if (roll < 0.085 && sent.length > 0) {
+    const live = queues.filter((queue) => queue.length > 0);
+    let message: DemoMessage | undefined;
+    if (messages.length === Math.floor(total / 2) && sent.length > 0) {
+      message = { kind: 'incompatible', body: JSON.stringify({ ...(JSON.parse(pick(sent)) as object), schemaVersion: '2.0' }) };
+    } else if (roll < 0.005 || messages.length === Math.floor(total / 3) || (live.length === 0 && sent.length === 0)) {
+      message = { kind: 'malformed', body: pick(['{"schemaVersion":"1.0","type":', 'not json at all', JSON.stringify({ schemaVersion: '1.0', type: 'demo.unknown' })]) };
+    } else if ((roll < 0.085 || live.length === 0) && sent.length > 0) {
       message = { kind: 'duplicate', body: pick(sent) };
-    } else if (roll < 0.5) {
-      message = { kind: 'credit', body: JSON.stringify(envelope(JOB_TYPES.credit, { amount: 100 + Math.floor(random() * 900) })) };
-    } else if (roll < 0.85) {
-      message = { kind: 'debit', body: JSON.stringify(envelope(JOB_TYPES.debit, { amount: 50 + Math.floor(random() * 700) })) };
     } else {
-      message = { kind: 'sync-profile', body: JSON.stringify(envelope(JOB_TYPES.syncProfile, { reason: 'demo' })) };
+      message = pick(live).shift();
+      if (message) sent.push(message.body);
     }
-    if (message.kind !== 'malformed' && message.kind !== 'incompatible' && message.kind !== 'duplicate') sent.push(message.body);
-    messages.push(message);
+    if (message) messages.push(message);
   }
-  return messages;
+  return { messages, reads: traffic.flatMap((share) => share.reads) };
 }

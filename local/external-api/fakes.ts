@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Workload } from '../../shared/workloads/index.ts';
+import { workloadLocal } from '../workload-local.ts';
 import type { ExternalApi } from './server.ts';
 
 /** A fake of one external API a workload's setting points at (e.g. its base URL), for local runs. */
@@ -12,29 +11,12 @@ export interface WorkloadFake {
   start(): Promise<ExternalApi>;
 }
 
-/** What a workload adds to local runs, from `workloads/<name>/local/index.ts` (optional). */
-export interface WorkloadLocal {
-  readonly fakes?: readonly WorkloadFake[];
-}
-
 /** The fakes of every workload, started: their APIs by setting, and the settings to deploy with. */
 export interface RunningFakes {
   readonly apis: ReadonlyMap<string, ExternalApi & { readonly description: string }>;
   /** `setting → URL`, as `-c` context for the local stack or a worker's settings. */
   readonly settings: Readonly<Record<string, string>>;
   stop(): Promise<void>;
-}
-
-const workloadsRoot = new URL('../../workloads/', import.meta.url);
-
-/**
- * The local part of a workload: `workloads/<name>/local/index.ts` exporting `local`, found by
- * convention so the one registry stays the only list (and no Lambda bundle imports a fake).
- */
-export async function workloadLocal(workload: Workload): Promise<WorkloadLocal> {
-  const file = new URL(`${workload.name}/local/index.ts`, workloadsRoot);
-  if (!existsSync(fileURLToPath(file))) return {};
-  return ((await import(file.href)) as { local?: WorkloadLocal }).local ?? {};
 }
 
 /** Starts every fake the workloads declare, each on a free port. */

@@ -1,8 +1,10 @@
 /** What the inventory workload adds to local runs (`npm start`, the tests, the chaos run). */
-import type { WorkloadLocal } from '../../../local/external-api/index.ts';
+import type { WorkloadLocal } from '../../../local/workload-local.ts';
 import { CARRIER_API_URL } from '../index.ts';
 import { startCarrierApi } from './carrier-api.ts';
+import { inventoryDemo } from './demo.ts';
 
 export const local: WorkloadLocal = {
+  demo: inventoryDemo,
   fakes: [{ setting: CARRIER_API_URL, description: 'carrier booking API fake, honours Idempotency-Key and X-Fencing-Token', start: () => startCarrierApi() }],
 };
