@@ -85,13 +85,8 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   }
 
   // The ledger: every account equals the sum of its completed jobs, each counted once.
-  const expected = new Map<string, { balance: number; version: number }>();
-  const change = (accountId: string, delta: number) => {
-    const entry = expected.get(accountId) ?? { balance: 0, version: 0 };
-    entry.balance += delta;
-    entry.version += 1;
-    expected.set(accountId, entry);
-  };
+  const expected = new Map<string, Tally>();
+  const change = (accountId: string, delta: number) => tally(expected, accountId, delta);
   for (const record of completed.values()) {
     const result = (record.result ?? {}) as { accountId?: string; credited?: number; debited?: number; to?: string; transferred?: number };
     if (!result.accountId) continue;
@@ -104,10 +99,10 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   }
   const accounts = new Map(state.filter((item) => String(item.pk).startsWith('account#')).map((item) => [String(item.accountId), item]));
   for (const accountId of new Set([...expected.keys(), ...accounts.keys()])) {
-    const want = expected.get(accountId) ?? { balance: 0, version: 0 };
+    const want = expected.get(accountId) ?? { amount: 0, version: 0 };
     const item = accounts.get(accountId);
-    if (Number(item?.balance ?? 0) !== want.balance || Number(item?.version ?? 0) !== want.version) {
-      violate('ledgerMismatches', `${accountId}: table balance ${String(item?.balance)} v${String(item?.version)}, jobs say ${want.balance} v${want.version}`);
+    if (Number(item?.balance ?? 0) !== want.amount || Number(item?.version ?? 0) !== want.version) {
+      violate('ledgerMismatches', `${accountId}: table balance ${String(item?.balance)} v${String(item?.version)}, jobs say ${want.amount} v${want.version}`);
     }
   }
 
@@ -168,6 +163,19 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   return { counts, examples };
 }
 
+/** What an item's completed jobs add up to: its amount (a balance, a stock) and its version (one per change). */
+interface Tally {
+  amount: number;
+  version: number;
+}
+
+function tally(tallies: Map<string, Tally>, id: string, delta: number): void {
+  const entry = tallies.get(id) ?? { amount: 0, version: 0 };
+  entry.amount += delta;
+  entry.version += 1;
+  tallies.set(id, entry);
+}
+
 function allowed(job: ChaosJob, letter: DeadLetter, inputs: Pick<InvariantInputs, 'partnerRejected' | 'carrierRejected'>): boolean {
   if (job.allowedReasons.includes(letter.reason as never)) return true;
   if (letter.reason === 'partner-rejected') return inputs.partnerRejected.has(job.idempotencyKey);
@@ -187,13 +195,8 @@ function checkInventory(
   const skus = byPrefix('sku#', 'skuId');
   const reservations = byPrefix('reservation#', 'reservationId');
   const shipments = byPrefix('shipment#', 'shipmentId');
-  const stock = new Map<string, { available: number; version: number }>();
-  const move = (skuId: string, delta: number) => {
-    const entry = stock.get(skuId) ?? { available: 0, version: 0 };
-    entry.available += delta;
-    entry.version += 1;
-    stock.set(skuId, entry);
-  };
+  const stock = new Map<string, Tally>();
+  const move = (skuId: string, delta: number) => tally(stock, skuId, delta);
   const wanted = new Map<string, { skuId: string; quantity: number; status: string; shipmentId?: string }>();
   for (const [key, record] of completed) {
     const result = (record.result ?? {}) as { skuId?: string; reservationId?: string; received?: number; reserved?: number; released?: number; shipmentId?: string; reservationIds?: string[] };
@@ -226,10 +229,10 @@ function checkInventory(
     if (Number(item.available) < 0) violate('negativeStock', `${skuId}: ${String(item.available)} available`);
   }
   for (const skuId of new Set([...stock.keys(), ...skus.keys()])) {
-    const want = stock.get(skuId) ?? { available: 0, version: 0 };
+    const want = stock.get(skuId) ?? { amount: 0, version: 0 };
     const item = skus.get(skuId);
-    if (Number(item?.available ?? 0) !== want.available || Number(item?.version ?? 0) !== want.version) {
-      violate('stockMismatches', `${skuId}: table ${String(item?.available)} v${String(item?.version)}, jobs say ${want.available} v${want.version}`);
+    if (Number(item?.available ?? 0) !== want.amount || Number(item?.version ?? 0) !== want.version) {
+      violate('stockMismatches', `${skuId}: table ${String(item?.available)} v${String(item?.version)}, jobs say ${want.amount} v${want.version}`);
     }
   }
   for (const id of new Set([...wanted.keys(), ...reservations.keys()])) {

@@ -1,3 +1,4 @@
+import { createEnvelope } from '../../shared/envelope/index.ts';
 import { workloadLocal, type WorkloadLocal } from '../workload-local.ts';
 import type { Workload } from '../../shared/workloads/index.ts';
 
@@ -17,12 +18,12 @@ export interface DemoTraffic {
   readonly reads: readonly string[];
 }
 
-/** What a workload's demo is given: how many messages it should make, and the demo's seeded randomness. */
+/** What a workload's demo is given: how many messages it should make, the demo's seeded randomness, and a message builder. */
 export interface DemoRequest {
   readonly jobs: number;
   readonly random: () => number;
-  /** Stamped on every envelope. */
-  readonly producerVersion: string;
+  /** A demo message of a job (its own idempotency key, the demo's producer version). */
+  message(kind: string, type: string, resourceId: string, payload: Record<string, unknown>): DemoMessage;
 }
 
 export interface DemoWorkloadOptions {
@@ -52,7 +53,12 @@ export async function demoWorkload(workloads: readonly Workload[], options: Demo
   const demos = (await Promise.all(workloads.map(workloadLocal))).flatMap((local: WorkloadLocal) => (local.demo ? [local.demo] : []));
   // The framework's share: about 8.5 % duplicates and malformed bodies, and one incompatible envelope.
   const own = Math.ceil(total * 0.09);
-  const traffic = demos.map((demo) => demo({ jobs: Math.max(1, Math.floor((total - own) / Math.max(1, demos.length))), random, producerVersion: 'demo-1.0.0' }));
+  let keys = 0;
+  const message: DemoRequest['message'] = (kind, type, resourceId, payload) => ({
+    kind, body: JSON.stringify(createEnvelope({ type, resourceId, payload, producerVersion: 'demo-1.0.0', idempotencyKey: `demo-${(keys += 1)}` })),
+  });
+  const jobs = Math.max(1, Math.floor((total - own) / Math.max(1, demos.length)));
+  const traffic = demos.map((demo) => demo({ jobs, random, message }));
   const messages: DemoMessage[] = traffic.flatMap((share) => share.openings);
   const queues = traffic.map((share) => [...share.messages]);
   const sent: string[] = [];

@@ -1,5 +1,4 @@
-import { createEnvelope } from '../../../shared/envelope/index.ts';
-import type { DemoMessage, DemoRequest, DemoTraffic } from '../../../local/demo/workload.ts';
+import type { DemoRequest, DemoTraffic } from '../../../local/demo/workload.ts';
 import { JOB_TYPES } from '../schemas.ts';
 
 const ACCOUNTS = 50;
@@ -8,14 +7,10 @@ const ACCOUNTS = 50;
  * The account example's demo traffic: every account opens with a credit, then credits, debits
  * (some past the balance: `insufficient-funds`), transfers and profile syncs (the partner fake).
  */
-export function accountDemo({ jobs, random, producerVersion }: DemoRequest): DemoTraffic {
+export function accountDemo({ jobs, random, message }: DemoRequest): DemoTraffic {
   const count = Math.min(ACCOUNTS, Math.max(1, Math.floor(jobs / 10)));
   const id = (n: number) => `acc-${String(n).padStart(3, '0')}`;
   const anyAccount = () => id(Math.floor(random() * count));
-  let n = 0;
-  const message = (kind: string, type: string, resourceId: string, payload: Record<string, unknown>): DemoMessage => ({
-    kind, body: JSON.stringify(createEnvelope({ type, resourceId, payload, producerVersion, idempotencyKey: `demo-account-${(n += 1)}` })),
-  });
   const openings = Array.from({ length: count }, (_, a) => message('credit', JOB_TYPES.credit, id(a), { amount: 5_000 }));
   const messages = Array.from({ length: Math.max(0, jobs - count) }, () => {
     const roll = random();

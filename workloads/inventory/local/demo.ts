@@ -1,5 +1,4 @@
-import { createEnvelope } from '../../../shared/envelope/index.ts';
-import type { DemoMessage, DemoRequest, DemoTraffic } from '../../../local/demo/workload.ts';
+import type { DemoRequest, DemoTraffic } from '../../../local/demo/workload.ts';
 import { STOCK_JOBS } from '../schemas.ts';
 
 const SKUS = 20;
@@ -9,21 +8,18 @@ const SKUS = 20;
  * past the stock: `insufficient-stock`), releases and carrier shipments of earlier reservations,
  * and more deliveries. A reservation is released or shipped, never both.
  */
-export function inventoryDemo({ jobs, random, producerVersion }: DemoRequest): DemoTraffic {
+export function inventoryDemo({ jobs, random, message }: DemoRequest): DemoTraffic {
   const count = Math.min(SKUS, Math.max(1, Math.floor(jobs / 10)));
   const id = (n: number) => `sku-${String(n).padStart(3, '0')}`;
   const anySku = () => id(Math.floor(random() * count));
   const open: { reservationId: string; skuId: string }[] = [];
+  let ids = 0;
   const take = () => open.splice(Math.floor(random() * open.length), 1)[0] as (typeof open)[number];
-  let n = 0;
-  const message = (kind: string, type: string, resourceId: string, payload: Record<string, unknown>): DemoMessage => ({
-    kind, body: JSON.stringify(createEnvelope({ type, resourceId, payload, producerVersion, idempotencyKey: `demo-stock-${(n += 1)}` })),
-  });
   const openings = Array.from({ length: count }, (_, s) => message('receive', STOCK_JOBS.receive, id(s), { quantity: 500 }));
   const messages = Array.from({ length: Math.max(0, jobs - count) }, () => {
     const roll = random();
     if (roll < 0.5 || open.length === 0) {
-      const reservation = { reservationId: `res-demo-${n + 1}`, skuId: anySku() };
+      const reservation = { reservationId: `res-demo-${(ids += 1)}`, skuId: anySku() };
       open.push(reservation);
       return message('reserve', STOCK_JOBS.reserve, reservation.skuId, { reservationId: reservation.reservationId, quantity: random() < 0.05 ? 10_000 : 1 + Math.floor(random() * 40) });
     }
@@ -33,7 +29,7 @@ export function inventoryDemo({ jobs, random, producerVersion }: DemoRequest): D
     }
     if (roll < 0.9) {
       const reservationIds = Array.from({ length: Math.min(open.length, 1 + Math.floor(random() * 2)) }, () => take().reservationId);
-      return message('ship', STOCK_JOBS.book, `ship-demo-${n + 1}`, { reservationIds });
+      return message('ship', STOCK_JOBS.book, `ship-demo-${(ids += 1)}`, { reservationIds });
     }
     return message('receive', STOCK_JOBS.receive, anySku(), { quantity: 1 + Math.floor(random() * 100) });
   });
