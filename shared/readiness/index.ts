@@ -21,18 +21,14 @@ export function isReadinessEvent(event: unknown): event is ReadinessEvent {
   return typeof event === 'object' && event !== null && (event as { ballastReadiness?: unknown }).ballastReadiness === true;
 }
 
-/**
- * Checks that every supported envelope major version's sample parses and that `parsePayload`
- * (the job's own schema) accepts its payload.
- */
-export function envelopeChecks(parsePayload: (type: string, payload: unknown) => void): ReadinessCheck[] {
+/** Checks that every supported envelope major version's sample parses. */
+export function envelopeChecks(): ReadinessCheck[] {
   return SUPPORTED_MAJOR_VERSIONS.map((major) => ({
     name: `envelope v${major}`,
     run: async () => {
       const body = SAMPLE_ENVELOPE_BODIES[major];
       if (!body) throw new Error(`no sample envelope for major version ${major}`);
-      const envelope = parseEnvelope(body);
-      parsePayload(envelope.type, envelope.payload);
+      parseEnvelope(body);
     },
   }));
 }

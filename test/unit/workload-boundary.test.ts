@@ -29,8 +29,6 @@ const KNOWN_TO_MOVE = new Set([
   'local/chaos/poison.ts',
   'local/chaos/run.ts',
   'local/chaos/workload.ts',
-  // The readiness check's sample envelope is a credit (issue 13's rehearsed upgrades own the samples).
-  'shared/envelope/samples.ts',
 ]);
 
 function* sources(dir: string): Generator<string> {
