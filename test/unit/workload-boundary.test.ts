@@ -20,8 +20,6 @@ const FRAMEWORK = ['shared', 'functions', 'infra', 'cli', 'local', 'bench'];
 
 /** Framework files that still name a shipped workload. */
 const KNOWN_TO_MOVE = new Set([
-  // The round-trip benchmark measures the account example's credit (issue 14 reworks the benchmarks).
-  'bench/round-trips.ts',
   // The chaos run's traffic and invariants are the two shipped workloads' promises; a workload
   // declaring its own chaos traffic and invariants is the next step of the separation.
   'local/chaos/invariants.ts',

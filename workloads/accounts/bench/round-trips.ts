@@ -10,14 +10,14 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDb } from '../local/engines/index.ts';
-import { createEnvelope } from '../shared/envelope/index.ts';
-import { IdempotencyStore } from '../shared/idempotency/index.ts';
-import { accountKey } from '../workloads/accounts/index.ts';
-import { creditJob } from '../workloads/accounts/index.ts';
-import { createBallastTables } from '../test/helpers/tables.ts';
-import { createObservability } from '../shared/observability/index.ts';
-import { createLambdaContext } from '../local/lambda/context.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDb } from '../../../local/engines/index.ts';
+import { createEnvelope } from '../../../shared/envelope/index.ts';
+import { IdempotencyStore } from '../../../shared/idempotency/index.ts';
+import { accountKey } from '../index.ts';
+import { creditJob } from '../index.ts';
+import { createBallastTables } from '../../../test/helpers/tables.ts';
+import { createObservability } from '../../../shared/observability/index.ts';
+import { createLambdaContext } from '../../../local/lambda/context.ts';
 
 const JOBS = 200;
 const engine = await startDynamoDb();
@@ -76,7 +76,7 @@ try {
     { implementation: 'AWS Powertools idempotency (makeIdempotent + DynamoDBPersistenceLayer)', ...powertools, atomic: false },
     { implementation: 'ballast (IdempotencyStore.commitOnce)', ...ballast, atomic: true },
   ];
-  writeFileSync(new URL('./results/round-trips.json', import.meta.url), `${JSON.stringify({ date: new Date().toISOString(), jobs: JOBS, rows }, null, 2)}\n`);
+  writeFileSync(new URL('../../../bench/results/round-trips.json', import.meta.url), `${JSON.stringify({ date: new Date().toISOString(), jobs: JOBS, rows }, null, 2)}\n`);
   console.log('| implementation | requests per first-time job | per duplicate | record and effect atomic |');
   console.log('|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.implementation} | ${r.firstTime.toFixed(2)} | ${r.duplicate.toFixed(2)} | ${r.atomic ? 'yes' : 'no'} |`);
