@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Workload } from '../shared/workloads/index.ts';
 import type { DemoRequest, DemoTraffic } from './demo/workload.ts';
 import type { WorkloadFake } from './external-api/fakes.ts';
+import type { WorkloadChaos } from './chaos/workload-chaos.ts';
 
 /**
  * What a workload adds to local runs (`npm start`, the tests, the chaos run), exported as `local`
@@ -13,6 +14,8 @@ export interface WorkloadLocal {
   readonly fakes?: readonly WorkloadFake[];
   /** Its share of `npm start`'s demo traffic. @default - none */
   readonly demo?: (request: DemoRequest) => DemoTraffic;
+  /** Its traffic and invariants in the chaos run. @default - not in the chaos run */
+  readonly chaos?: WorkloadChaos;
 }
 
 const workloadsRoot = new URL('../workloads/', import.meta.url);

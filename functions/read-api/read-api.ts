@@ -15,7 +15,7 @@ type Response = APIGatewayProxyStructuredResultV2;
 
 /**
  * The read API behind a Lambda Function URL: `GET /<route>/{id}` for every cached entity that
- * declares a `route` (e.g. `GET /orders/{id}`).
+ * declares a `route` (e.g. `GET /widgets/{id}`).
  *
  * - 200 with the entity's cached value, header `x-cache: hit | miss | bypass`
  *   (`bypass`: Redis unavailable, answered from the table)

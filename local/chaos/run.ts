@@ -11,15 +11,13 @@ import { queueCounts } from '../../shared/queues/index.ts';
 import { localClientConfig, startEngines, type Engine } from '../engines/index.ts';
 import { startLocalCloud } from '../cloud/index.ts';
 import { InvocationError } from '../lambda/function-runtime.ts';
-import { startWorkloadFakes, type ExternalApi, type ExternalApiChaos } from '../external-api/index.ts';
-import { PARTNER_API_URL } from '../../workloads/accounts/index.ts';
-import { CARRIER_API_URL } from '../../workloads/inventory/index.ts';
+import { startWorkloadFakes, type ExternalApiChaos } from '../external-api/index.ts';
 import { paceMessages } from '../demo/producer.ts';
 import { snapshot } from '../demo/progress.ts';
 import { startDynamoDbFaultProxy } from '../faults/index.ts';
 import { scheduleRedisFaults, splitRate } from './faults.ts';
-import { allDeadLetters, checkInvariants, type InvariantReport } from './invariants.ts';
-import { seededRandom } from './poison.ts';
+import { allDeadLetters, checkInvariants, rightlyRejected, type InvariantReport } from './invariants.ts';
+import { seededRandom } from './random.ts';
 import { chaosWorkload, type ChaosWorkload } from './workload.ts';
 
 /** Every fault the run injects, each with its rate (or schedule). */
@@ -32,8 +30,8 @@ export interface ChaosFaults {
   readonly timeoutRate: number;
   /** DynamoDB requests from the functions answered by the fault proxy instead (split over its kinds). */
   readonly dynamodbRate: number;
-  /** Partner and carrier requests: 5xx, slower than the lease, past the caller's timeout, 200 with a non-object body. */
-  readonly partnerRate: number;
+  /** Requests to the workloads' API fakes: 5xx, slower than the lease, past the caller's timeout, 200 with a non-object body. */
+  readonly externalRate: number;
   /** Redis: a FLUSHALL, a `CLIENT PAUSE`, and an outage (stopped, restarted empty), during the send phase. */
   readonly redis: boolean;
   /** How long the Redis outage lasts. */
@@ -41,16 +39,12 @@ export interface ChaosFaults {
 }
 
 export const DEFAULT_FAULTS: ChaosFaults = {
-  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, partnerRate: 0.08, redis: true, redisOutageMs: 30_000,
+  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, redis: true, redisOutageMs: 30_000,
 };
 
 export interface ChaosOptions {
   readonly seed: number;
   readonly jobs: number;
-  /** @default 200 */
-  readonly accounts?: number;
-  /** @default 50 */
-  readonly skus?: number;
   /** Messages sent per second in the main phase. @default 60 */
   readonly sendRate?: number;
   readonly faults: ChaosFaults;
@@ -75,8 +69,8 @@ export interface ChaosProgress {
 export interface ChaosReport {
   readonly seed: number;
   readonly jobs: number;
-  readonly accounts: number;
-  readonly skus: number;
+  /** What the workloads' traffic ran over, e.g. `{ widgets: 200 }`. */
+  readonly sizes: Readonly<Record<string, number>>;
   readonly messages: Record<string, number>;
   readonly injected: Record<string, number>;
   readonly phasesSeconds: Record<string, number>;
@@ -96,7 +90,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { faults, log } = options;
   const random = seededRandom(options.seed ^ 0x5eed);
-  const workload = chaosWorkload({ seed: options.seed, jobs: options.jobs, accounts: options.accounts, skus: options.skus });
+  const workload = await chaosWorkload(WORKLOADS, { seed: options.seed, jobs: options.jobs });
   const phases: Record<string, number> = {};
   let phase = 'start';
   let phaseStartedMs = Date.now();
@@ -110,8 +104,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const engines = await startEngines();
   let redis: Engine = engines.redis;
   const fakes = await startWorkloadFakes(WORKLOADS);
-  const partner = fakes.apis.get(PARTNER_API_URL) as ExternalApi;
-  const carrier = fakes.apis.get(CARRIER_API_URL) as ExternalApi;
   const proxy = await startDynamoDbFaultProxy({ target: engines.dynamodb.endpoint, random, stallMs: 2_500 });
   const sqs = new SQSClient(localClientConfig(engines.sqs.endpoint));
   const dynamodb = new DynamoDBClient(localClientConfig(engines.dynamodb.endpoint));
@@ -146,8 +138,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const collectInjected = () => ({
     ...injected,
     ...prefixed('dynamodb', proxy.injected() as Record<string, number>),
-    ...prefixed('partner', partner.injected() as Record<string, number>),
-    ...prefixed('carrier', carrier.injected() as Record<string, number>),
+    // PAYMENTS_API_URL's faults as `payments.<kind>`.
+    ...Object.assign({}, ...[...fakes.apis].map(([setting, api]) =>
+      prefixed(setting.toLowerCase().replace(/(_api)?_url$/, '').replaceAll('_', '-'), api.injected() as Record<string, number>))) as Record<string, number>,
   });
 
   try {
@@ -161,11 +154,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     cloud.faults.delayPastTimeoutRate = faults.timeoutRate;
     Object.assign(proxy.rates, splitRate(faults.dynamodbRate));
     const externalChaos: ExternalApiChaos = {
-      random, serverErrorRate: faults.partnerRate * 0.4, slowRate: faults.partnerRate * 0.25, hangRate: faults.partnerRate * 0.15,
-      nonObjectRate: faults.partnerRate * 0.2, slowMs: 2_500, hangMs: 8_000,
+      random, serverErrorRate: faults.externalRate * 0.4, slowRate: faults.externalRate * 0.25, hangRate: faults.externalRate * 0.15,
+      nonObjectRate: faults.externalRate * 0.2, slowMs: 2_500, hangMs: 8_000,
     };
-    partner.setChaos(externalChaos);
-    carrier.setChaos(externalChaos);
+    for (const api of fakes.apis.values()) api.setChaos(externalChaos);
     const sendMs = (workload.messages.length / (options.sendRate ?? 60)) * 1000;
     let readersOn = true;
     const reading = readConcurrently(outputs.ReadApiUrl as string, workload, random, () => readersOn);
@@ -180,8 +172,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     cloud.faults.crashBeforeWorkRate = 0;
     cloud.faults.delayPastTimeoutRate = 0;
     Object.assign(proxy.rates, splitRate(0));
-    partner.setChaos(undefined);
-    carrier.setChaos(undefined);
+    for (const api of fakes.apis.values()) api.setChaos(undefined);
     readersOn = false;
     await reading;
     log('chaos: waiting for the streams to go idle and the invalidation repair to drain');
@@ -189,7 +180,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 180_000, log);
 
     enter('replay');
-    const replayed = await replayUnexpected(sqs, documents, outputs, workload, new Set([...partner.rejectedKeys(), ...carrier.rejectedKeys()]));
+    const replayed = await replayUnexpected(sqs, documents, outputs, workload, rightlyRejected(workload, fakes.apis));
     await drain(sqs, outputs.JobsQueueUrl as string, 300_000, log);
     await cloud.streamsIdle(180_000);
     await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 180_000, log);
@@ -197,8 +188,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     enter('check');
     const cacheReport = await compareCache(outputs, documents, redis);
     const invariants = await checkInvariants({
-      workload, documents, sqs, outputs, partnerKeys: partner.keys(), partnerRejected: partner.rejectedKeys(),
-      carrierKeys: carrier.keys(), carrierRejected: carrier.rejectedKeys(),
+      workload, documents, sqs, outputs, apis: fakes.apis,
       thrownInvocations: thrown, cache: cacheReport, nowMs: Date.now(),
     });
     const letters = await allDeadLetters(sqs, outputs);
@@ -207,8 +197,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     return {
       seed: options.seed,
       jobs: workload.openings.length + workload.messages.length,
-      accounts: workload.accountIds.length,
-      skus: workload.skuIds.length,
+      sizes: workload.sizes,
       messages: Object.fromEntries(Object.entries(Object.groupBy(workload.messages, (m) => (m.role === 'job' ? m.job.kind : m.role))).map(([k, v]) => [k, v?.length ?? 0])),
       injected: collectInjected(),
       phasesSeconds: phases,
@@ -246,14 +235,14 @@ async function drain(sqs: SQSClient, queueUrl: string, timeoutMs: number, log?: 
   }
 }
 
-/** Readers on the read API the whole time, on the hot accounts and SKUs, filling the cache while invalidations land. */
+/** Readers on the read API the whole time, two per workload on its hot items, filling the cache while invalidations land. */
 async function readConcurrently(readApiUrl: string, workload: ChaosWorkload, random: () => number, going: () => boolean): Promise<void> {
-  const routes = [['accounts', workload.accountIds], ['skus', workload.skuIds]] as const;
-  await Promise.all(Array.from({ length: 4 }, async (_, reader) => {
-    const [route, ids] = routes[reader % routes.length] as (typeof routes)[number];
+  const lists = workload.reads.filter((paths) => paths.length > 0);
+  await Promise.all(Array.from({ length: 2 * lists.length }, async (_, reader) => {
+    const paths = lists[reader % lists.length] as readonly string[];
     for (let i = 0; i < 1_000_000 && going(); i += 1) {
-      const id = ids[Math.floor(random() ** 2 * ids.length)];
-      await fetch(`${readApiUrl}${route}/${id}`).then((r) => r.arrayBuffer()).catch(() => undefined);
+      const path = paths[Math.floor(random() ** 2 * paths.length)];
+      await fetch(`${readApiUrl}${path}`).then((r) => r.arrayBuffer()).catch(() => undefined);
       await sleep(20);
     }
   }));
@@ -264,14 +253,14 @@ async function readConcurrently(readApiUrl: string, workload: ChaosWorkload, ran
  * their content) put in the DLQ: exhausted retries, SQS redrives of crashed invocations.
  */
 async function replayUnexpected(
-  sqs: SQSClient, documents: DynamoDBDocumentClient, outputs: Record<string, string>, workload: ChaosWorkload, rejected: ReadonlySet<string>,
+  sqs: SQSClient, documents: DynamoDBDocumentClient, outputs: Record<string, string>, workload: ChaosWorkload,
+  rejected: ReadonlyMap<string, ReadonlySet<string>>,
 ): Promise<number> {
   const letters = await allDeadLetters(sqs, outputs);
   const messageIds = letters.filter((letter) => {
     const job = workload.jobs.get(letter.idempotencyKey ?? '');
     if (!job) return false;
-    const rejectedForCause = (letter.reason === 'partner-rejected' || letter.reason === 'carrier-rejected') && rejected.has(job.idempotencyKey);
-    return !job.allowedReasons.includes(letter.reason as never) && !rejectedForCause;
+    return !job.allowedReasons.includes(letter.reason as never) && !(rejected.get(letter.reason)?.has(job.idempotencyKey) ?? false);
   }).map((letter) => letter.messageId);
   if (messageIds.length === 0) return 0;
   const report = await replayDeadLetters(

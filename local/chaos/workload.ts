@@ -1,44 +1,20 @@
 import { createEnvelope, type Envelope } from '../../shared/envelope/index.ts';
-import { REASONS, type Reason } from '../../shared/errors/index.ts';
-import { ACCOUNT_REASONS, JOB_TYPES } from '../../workloads/accounts/index.ts';
-import { INVENTORY_REASONS, STOCK_JOBS } from '../../workloads/inventory/index.ts';
-import { poisonMessages, seededRandom, type PoisonMessage } from './poison.ts';
+import type { Workload } from '../../shared/workloads/index.ts';
+import { workloadLocal } from '../workload-local.ts';
+import { seededRandom } from './random.ts';
+import type { ChaosJob, ChaosPoison, WorkloadChaos } from './workload-chaos.ts';
 
-/** What a valid chaos job is, and so which dead-letter reasons its own schedule can give it. */
-export const CHAOS_JOB_KINDS = {
-  opening: 'opening-credit', credit: 'credit', debit: 'debit', versionedDebit: 'versioned-debit', sync: 'sync', transfer: 'transfer',
-  openingStock: 'opening-stock', receive: 'receive', reserve: 'reserve', release: 'release', ship: 'ship',
-} as const;
-export type ChaosJobKind = (typeof CHAOS_JOB_KINDS)[keyof typeof CHAOS_JOB_KINDS];
-
-/** One intent (one idempotency key), however many messages carry it. */
-export interface ChaosJob {
-  readonly kind: ChaosJobKind;
-  readonly idempotencyKey: string;
-  /** The account, SKU or shipment the job names (its envelope's `resourceId`). */
-  readonly resourceId: string;
-  readonly body: string;
-  /**
-   * Dead-letter reasons the job's own content and order can earn it (a debit past the balance, a
-   * stale expected version). Any other reason on a valid job is a violation unless the fault
-   * schedule exhausted its receives, which a replay must then bring to exact.
-   */
-  readonly allowedReasons: readonly Reason[];
-}
+export type { ChaosJob, ChaosPoison } from './workload-chaos.ts';
 
 /** One message to send: a job's first copy, a copy of it, or poison. */
 export type ChaosMessage =
   | { readonly role: 'job' | 'producer-duplicate' | 'redelivery'; readonly body: string; readonly job: ChaosJob }
-  | { readonly role: 'poison'; readonly body: string; readonly poison: PoisonMessage };
+  | { readonly role: 'poison'; readonly body: string; readonly poison: ChaosPoison };
 
 export interface ChaosWorkloadOptions {
   readonly seed: number;
   /** Messages in the main phase (copies and poison included). */
   readonly jobs: number;
-  /** @default 200 */
-  readonly accounts?: number;
-  /** @default 50 */
-  readonly skus?: number;
   /** Fraction of messages that are a producer's retry of an earlier job: new jobId, same key. @default 0.1 */
   readonly producerDuplicateRate?: number;
   /** Fraction that are an exact copy of an earlier message (SQS delivering twice). @default 0.03 */
@@ -47,41 +23,39 @@ export interface ChaosWorkloadOptions {
   readonly poisonRate?: number;
 }
 
+/** A workload's part in the run: its checks and its traffic. */
+export interface ChaosPart {
+  readonly workload: string;
+  readonly chaos: WorkloadChaos;
+}
+
 export interface ChaosWorkload {
-  readonly accountIds: readonly string[];
-  readonly skuIds: readonly string[];
-  /** Sent first, and applied before the main phase starts: every account and SKU exists. */
+  /** The workloads taking part (those whose local part declares `chaos`). */
+  readonly parts: readonly ChaosPart[];
+  /** Sent first, and applied before the main phase starts: everything the jobs act on exists. */
   readonly openings: readonly ChaosMessage[];
   readonly messages: readonly ChaosMessage[];
   /** Every valid intent, by idempotency key (openings included). */
   readonly jobs: ReadonlyMap<string, ChaosJob>;
-  readonly poison: readonly PoisonMessage[];
+  readonly poison: readonly ChaosPoison[];
+  /** Read API paths for the readers, hottest first within each workload. */
+  readonly reads: readonly (readonly string[])[];
+  readonly sizes: Readonly<Record<string, number>>;
 }
 
 /**
- * The chaos run's traffic, reproducible from its seed, of both shipped workloads: credits, debits
- * (some past the balance), expected-version debits (mostly stale), transfers between two accounts,
- * profile syncs (external effects); stock receipts, reservations (some past the stock), releases
- * and carrier shipments of several reservations (external, under several locks) — all on shared
- * accounts and SKUs with a skewed hot distribution (a few take most of the traffic, so locks,
- * lanes and transactions contend), mixed with producer duplicates, exact redeliveries and fuzzed
- * poison. A reservation is released or shipped, never both.
+ * The chaos run's traffic, reproducible from its seed: every registered workload's jobs (from
+ * its `local.chaos`, in proportion to its weight), mixed with producer duplicates, exact
+ * redeliveries and the workloads' fuzzed poison.
  */
-export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
+export async function chaosWorkload(workloads: readonly Workload[], options: ChaosWorkloadOptions): Promise<ChaosWorkload> {
   const random = seededRandom(options.seed);
-  const accountCount = options.accounts ?? 200;
-  const accountIds = Array.from({ length: accountCount }, (_, i) => `acc-${String(i).padStart(4, '0')}`);
-  // Squaring a uniform draw puts half the traffic on the hottest ~25 % of accounts.
-  const hotAccount = () => accountIds[Math.floor(random() ** 2 * accountCount)] as string;
-  const skuCount = options.skus ?? 50;
-  const skuIds = Array.from({ length: skuCount }, (_, i) => `sku-${String(i).padStart(4, '0')}`);
-  const hotSku = () => skuIds[Math.floor(random() ** 2 * skuCount)] as string;
-  /** Reservations sent and not yet released or shipped by a later job. */
-  const open: { readonly reservationId: string; readonly skuId: string }[] = [];
-  const takeOpen = () => open.splice(Math.floor(random() * open.length), 1)[0] as (typeof open)[number];
+  const parts = (await Promise.all(workloads.map(async (workload) => ({ workload: workload.name, chaos: (await workloadLocal(workload)).chaos }))))
+    .filter((part): part is ChaosPart => part.chaos !== undefined);
+  if (parts.length === 0) throw new Error('no registered workload declares chaos traffic (local.chaos in workloads/<name>/local/index.ts)');
   const jobs = new Map<string, ChaosJob>();
   let n = 0;
-  const job = (kind: ChaosJobKind, type: string, resourceId: string, payload: Record<string, unknown>, allowedReasons: readonly Reason[]): ChaosJob => {
+  const job = (kind: string, type: string, resourceId: string, payload: Record<string, unknown>, allowedReasons: ChaosJob['allowedReasons']): ChaosJob => {
     n += 1;
     const envelope: Envelope = createEnvelope({
       type, resourceId, payload, idempotencyKey: `chaos-${options.seed}-${n}`, jobId: `job-${options.seed}-${n}`,
@@ -91,15 +65,21 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
     jobs.set(created.idempotencyKey, created);
     return created;
   };
-
-  const openings = [
-    ...accountIds.map((accountId) => job(CHAOS_JOB_KINDS.opening, JOB_TYPES.credit, accountId, { amount: 10_000 }, [])),
-    ...skuIds.map((skuId) => job(CHAOS_JOB_KINDS.openingStock, STOCK_JOBS.receive, skuId, { quantity: 200 }, [])),
-  ].map((opening): ChaosMessage => ({ role: 'job', body: opening.body, job: opening }));
+  const traffic = parts.map((part) => part.chaos.traffic({ seed: options.seed, random, job }));
+  const openings = traffic.flatMap((share) => share.openings).map((opening): ChaosMessage => ({ role: 'job', body: opening.body, job: opening }));
 
   const poisonCount = Math.round(options.jobs * (options.poisonRate ?? 0.01));
-  const poison = poisonMessages({ seed: options.seed, count: poisonCount, resourceIds: accountIds });
-  const poisonEvery = poisonCount > 0 ? options.jobs / poisonCount : Number.POSITIVE_INFINITY;
+  const poisoners = traffic.filter((share) => share.poison);
+  const poison = poisoners.flatMap((share, i) =>
+    share.poison?.(Math.floor(poisonCount / poisoners.length) + (i < poisonCount % poisoners.length ? 1 : 0)) ?? []);
+  const poisonEvery = poison.length > 0 ? options.jobs / poison.length : Number.POSITIVE_INFINITY;
+  const weights = parts.map((part) => part.chaos.weight ?? 1);
+  const totalWeight = weights.reduce((a, b) => a + b, 0);
+  const pickShare = () => {
+    let roll = random() * totalWeight;
+    for (const [index, weight] of weights.entries()) if ((roll -= weight) < 0) return traffic[index] as (typeof traffic)[number];
+    return traffic[traffic.length - 1] as (typeof traffic)[number];
+  };
   const duplicateRate = options.producerDuplicateRate ?? 0.1;
   const redeliveryRate = options.redeliveryRate ?? 0.03;
   const messages: ChaosMessage[] = [];
@@ -107,7 +87,7 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
   let nextPoison = 0;
   for (let i = 0; i < options.jobs; i += 1) {
     if (nextPoison < poison.length && i >= nextPoison * poisonEvery) {
-      const message = poison[nextPoison++] as PoisonMessage;
+      const message = poison[nextPoison++] as ChaosPoison;
       messages.push({ role: 'poison', body: message.body, poison: message });
       continue;
     }
@@ -124,44 +104,7 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
       messages.push({ role: 'redelivery', body: earlier.body, job: earlier });
       continue;
     }
-    const accountId = hotAccount();
-    const mix = random();
-    // Not found: a release or shipment may be delivered before the reservation it names (or that reservation was an oversell).
-    const notFound = [INVENTORY_REASONS.reservationNotFound];
-    let created: ChaosJob;
-    if (mix < 0.3) {
-      created = job(CHAOS_JOB_KINDS.credit, JOB_TYPES.credit, accountId, { amount: 1 + Math.floor(random() * 1_000) }, []);
-    } else if (mix < 0.46) {
-      // One debit in ten asks for far more than any balance holds.
-      const amount = random() < 0.1 ? 5_000_000 : 1 + Math.floor(random() * 1_500);
-      created = job(CHAOS_JOB_KINDS.debit, JOB_TYPES.debit, accountId, { amount }, [ACCOUNT_REASONS.insufficientFunds]);
-    } else if (mix < 0.51) {
-      const expectedVersion = 1 + Math.floor(random() * 40);
-      created = job(CHAOS_JOB_KINDS.versionedDebit, JOB_TYPES.debit, accountId, { amount: 1 + Math.floor(random() * 100), expectedVersion },
-        [REASONS.staleVersion, ACCOUNT_REASONS.insufficientFunds]);
-    } else if (mix < 0.58) {
-      created = job(CHAOS_JOB_KINDS.sync, JOB_TYPES.syncProfile, accountId, { reason: 'chaos' }, []);
-    } else if (mix < 0.66) {
-      let to = hotAccount();
-      if (to === accountId) to = accountIds[(accountIds.indexOf(accountId) + 1) % accountCount] as string;
-      const amount = random() < 0.1 ? 5_000_000 : 1 + Math.floor(random() * 1_500);
-      created = job(CHAOS_JOB_KINDS.transfer, JOB_TYPES.transfer, accountId, { to, amount }, [ACCOUNT_REASONS.insufficientFunds]);
-    } else if (mix < 0.7) {
-      created = job(CHAOS_JOB_KINDS.receive, STOCK_JOBS.receive, hotSku(), { quantity: 1 + Math.floor(random() * 100) }, []);
-    } else if (mix < 0.82 || open.length === 0) {
-      // One reservation in ten asks for more than any SKU holds: an oversell.
-      const reservationId = `res-${options.seed}-${n + 1}`;
-      const quantity = random() < 0.1 ? 100_000 : 1 + Math.floor(random() * 30);
-      const skuId = hotSku();
-      created = job(CHAOS_JOB_KINDS.reserve, STOCK_JOBS.reserve, skuId, { reservationId, quantity }, [INVENTORY_REASONS.insufficientStock]);
-      open.push({ reservationId, skuId });
-    } else if (mix < 0.9) {
-      const { reservationId, skuId } = takeOpen();
-      created = job(CHAOS_JOB_KINDS.release, STOCK_JOBS.release, skuId, { reservationId }, notFound);
-    } else {
-      const reservationIds = Array.from({ length: Math.min(open.length, 1 + Math.floor(random() * 3)) }, () => takeOpen().reservationId);
-      created = job(CHAOS_JOB_KINDS.ship, STOCK_JOBS.book, `ship-${options.seed}-${n + 1}`, { reservationIds }, notFound);
-    }
+    const created = pickShare().next();
     sent.push(created);
     messages.push({ role: 'job', body: created.body, job: created });
   }
@@ -169,8 +112,13 @@ export function chaosWorkload(options: ChaosWorkloadOptions): ChaosWorkload {
   for (const message of poison) {
     if (!message.valid || !message.idempotencyKey) continue;
     const envelope = JSON.parse(message.body) as Envelope;
-    const kind = envelope.type === JOB_TYPES.syncProfile ? CHAOS_JOB_KINDS.sync : CHAOS_JOB_KINDS.credit;
-    jobs.set(message.idempotencyKey, { kind, idempotencyKey: message.idempotencyKey, resourceId: envelope.resourceId, body: message.body, allowedReasons: [] });
+    jobs.set(message.idempotencyKey, {
+      kind: message.jobKind ?? 'poison', idempotencyKey: message.idempotencyKey, resourceId: envelope.resourceId, body: message.body, allowedReasons: [],
+    });
   }
-  return { accountIds, skuIds, openings, messages, jobs, poison };
+  return {
+    parts, openings, messages, jobs, poison,
+    reads: traffic.map((share) => share.reads),
+    sizes: Object.assign({}, ...traffic.map((share) => share.sizes)) as Record<string, number>,
+  };
 }

@@ -4,7 +4,7 @@ import type { Workload } from '../../shared/workloads/index.ts';
 
 /** One demo message, with what it is so the summary can account for every one. */
 export interface DemoMessage {
-  /** The job's kind in its workload's words (e.g. `place`), or the framework's (`duplicate`, `malformed`, `incompatible`). */
+  /** The job's kind in its workload's words (e.g. `make`), or the framework's (`duplicate`, `malformed`, `incompatible`). */
   readonly kind: string;
   readonly body: string;
 }

@@ -89,8 +89,8 @@ const defaults = {
  *
  * @example
  * import { EntityCache, createCacheClient } from '../shared/cache/index.ts';
- * const cache = new EntityCache({ redis: createCacheClient({ url }), documents, tableName, observability, entities: [orderEntity] });
- * const { value, source } = await cache.get(orderEntity, 'o-42'); // source: 'hit' | 'miss' | 'bypass'
+ * const cache = new EntityCache({ redis: createCacheClient({ url }), documents, tableName, observability, entities: [widgetEntity] });
+ * const { value, source } = await cache.get(widgetEntity, 'w-42'); // source: 'hit' | 'miss' | 'bypass'
  */
 export class EntityCache {
   readonly #options: Required<Omit<EntityCacheOptions, 'breaker'>>;

@@ -13,8 +13,8 @@ export interface CachedValue {
  */
 export interface CachedEntity<T extends CachedValue = CachedValue> {
   /**
-   * Lowercase, e.g. `'order'`: the items' key prefix (`order#<id>`) and the cache keys'
-   * (`order:{<id>}:v<schemaVersion>`).
+   * Lowercase, e.g. `'widget'`: the items' key prefix (`widget#<id>`) and the cache keys'
+   * (`widget:{<id>}:v<schemaVersion>`).
    */
   readonly name: string;
   /**

@@ -9,7 +9,7 @@ export const CACHE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /** {@link CACHE_ID_PATTERN} in words, for error messages and API responses. */
 export const CACHE_ID_RULE =
-  "an id is 1-128 characters of letters, digits, '-', '_' or '.', starting with a letter or digit (e.g. 'o-42')";
+  "an id is 1-128 characters of letters, digits, '-', '_' or '.', starting with a letter or digit (e.g. 'w-42')";
 
 /** The two keys of one cached item; both carry the `{<id>}` hash tag, so they share a cluster slot. */
 export interface EntityCacheKeys {
@@ -28,12 +28,12 @@ export function isCacheableId(id: string): boolean {
  * The value and tombstone keys of an item's cache entry for one schema version. Fails closed: an
  * id that cannot form a safe key throws rather than producing a key that collides or spans slots.
  *
- * @param entity - the entity's name, e.g. `'order'` (its items are `pk = order#<id>`)
+ * @param entity - the entity's name, e.g. `'widget'` (its items are `pk = widget#<id>`)
  * @param id - the id after the `#` of the item's `pk`
  * @throws InvalidCacheIdError when the id breaks {@link CACHE_ID_PATTERN}
  * @example
  * import { entityCacheKeys } from '../shared/cache/index.ts';
- * entityCacheKeys('order', 'o-42', 1); // { value: 'order:{o-42}:v1', tombstone: 'order:{o-42}:v1:tomb' }
+ * entityCacheKeys('widget', 'w-42', 1); // { value: 'widget:{w-42}:v1', tombstone: 'widget:{w-42}:v1:tomb' }
  */
 export function entityCacheKeys(entity: string, id: string, schemaVersion: number): EntityCacheKeys {
   if (!isCacheableId(id)) {

@@ -11,7 +11,7 @@ const SCAN_COUNT = 200;
  *
  * @example
  * import { scanKeys, valueKeyPattern } from '../shared/cache/index.ts';
- * const keys = await scanKeys(redis, valueKeyPattern('order', 1), 100);
+ * const keys = await scanKeys(redis, valueKeyPattern('widget', 1), 100);
  */
 export async function scanKeys(client: CacheClient, pattern: string, limit: number): Promise<string[]> {
   const found = new Set<string>();

@@ -110,7 +110,7 @@ interface ScriptCommands {
  * @example
  * import { createCacheClient, cacheScripts, entityCacheKeys } from '../shared/cache/index.ts';
  * const scripts = cacheScripts(createCacheClient({ url: 'redis://127.0.0.1:6379' }));
- * await scripts.invalidate([entityCacheKeys('order', 'o-42', 1)], 7, 120_000);
+ * await scripts.invalidate([entityCacheKeys('widget', 'w-42', 1)], 7, 120_000);
  */
 export function cacheScripts(client: CacheClient): CacheScripts {
   client.defineCommand('ballastCacheInvalidate', { lua: INVALIDATE_LUA });

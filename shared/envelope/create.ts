@@ -26,7 +26,7 @@ export interface EnvelopeInput {
  *
  * @throws Error naming each invalid field, before anything is sent
  * @example
- * const envelope = createEnvelope({ type: 'order.place', resourceId: 'o-1', payload: { total: 500 } });
+ * const envelope = createEnvelope({ type: 'widget.make', resourceId: 'w-1', payload: { count: 500 } });
  */
 export function createEnvelope(input: EnvelopeInput): Envelope {
   const jobId = input.jobId ?? randomUUID();

@@ -10,7 +10,7 @@ import { z } from 'zod';
 export const ENVELOPE_V1 = z.object({
   /** `<major>.<minor>`; see {@link CURRENT_SCHEMA_VERSION}. */
   schemaVersion: z.string().regex(/^1\.\d+$/),
-  /** Job type, e.g. `order.place`: selects the handler and its payload schema. */
+  /** Job type, e.g. `widget.make`: selects the handler and its payload schema. */
   type: z.string().min(1).max(128),
   /** Unique per envelope (a redelivery keeps it; a producer retry may not). */
   jobId: z.string().min(1).max(128),

@@ -33,7 +33,7 @@ export interface ParseJobLinesOptions {
  *
  * @example
  * const { jobs, errors } = parseJobLines(readFileSync('jobs.jsonl', 'utf8'), { catalog: JOB_CATALOG, producerVersion: 'billing@1.4.2' });
- * for (const error of errors) console.error(error.message); // "line 3: unknown job type 'order.refund' ..."
+ * for (const error of errors) console.error(error.message); // "line 3: unknown job type 'widget.scrap' ..."
  */
 export function parseJobLines(text: string, options: ParseJobLinesOptions): ParsedJobLines {
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;

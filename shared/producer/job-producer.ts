@@ -26,7 +26,7 @@ export interface JobProducerOptions<C extends JobCatalog = JobCatalog> extends O
  * import { JOB_CATALOG } from 'ballast/workloads';
  * const producer = new JobProducer({ sqs: new SQSClient({}), queueUrl: process.env.JOBS_QUEUE_URL!, catalog: JOB_CATALOG, producerVersion: 'shop@2.1.0' });
  * const { sent, failed } = await producer.send([
- *   producer.build('order.place', { resourceId: 'o-1', idempotencyKey: 'checkout-77', payload: { total: 500 } }),
+ *   producer.build('widget.make', { resourceId: 'w-1', idempotencyKey: 'batch-77', payload: { count: 500 } }),
  * ]);
  */
 export class JobProducer<C extends JobCatalog = JobCatalog> {

@@ -44,7 +44,7 @@ export type JobBuilder<C extends JobCatalog> = <T extends keyof C & string>(type
  * @example
  * import { buildJob } from 'ballast';
  * import { JOB_CATALOG } from 'ballast/workloads';
- * const envelope = buildJob(JOB_CATALOG, { type: 'order.place', resourceId: 'o-1', idempotencyKey: 'checkout-77', payload: { total: 500 } });
+ * const envelope = buildJob(JOB_CATALOG, { type: 'widget.make', resourceId: 'w-1', idempotencyKey: 'batch-77', payload: { count: 500 } });
  */
 export function buildJob(catalog: JobCatalog, request: JobRequest, errorOptions: ProducerErrorOptions = {}): Envelope {
   const spec = Object.hasOwn(catalog, request.type) ? catalog[request.type] : undefined;
@@ -79,7 +79,7 @@ export function buildJob(catalog: JobCatalog, request: JobRequest, errorOptions:
  * import { jobBuilder } from 'ballast';
  * import { JOB_CATALOG } from 'ballast/workloads';
  * const job = jobBuilder(JOB_CATALOG, { producerVersion: 'shop@2.1.0' });
- * const envelope = job('order.place', { resourceId: 'o-1', idempotencyKey: 'checkout-77', payload: { total: 500 } });
+ * const envelope = job('widget.make', { resourceId: 'w-1', idempotencyKey: 'batch-77', payload: { count: 500 } });
  */
 export function jobBuilder<C extends JobCatalog>(catalog: C, defaults: Pick<JobCommon, 'producerVersion'> = {}): JobBuilder<C> {
   return (type, input) => buildJob(catalog, { ...defaults, ...input, type, payload: input.payload as Record<string, unknown> });

@@ -73,7 +73,7 @@ const defaults = { maxAttempts: 5, retryBaseDelayMs: 100, concurrency: 4, maxMes
  * import { SQSClient } from '@aws-sdk/client-sqs';
  * import { jobBuilder, sendEnvelopes } from 'ballast';
  * const job = jobBuilder(JOB_CATALOG);
- * const result = await sendEnvelopes(new SQSClient({}), queueUrl, [job('order.place', { resourceId: 'o-1', idempotencyKey: 'checkout-77', payload: { total: 500 } })]);
+ * const result = await sendEnvelopes(new SQSClient({}), queueUrl, [job('widget.make', { resourceId: 'w-1', idempotencyKey: 'batch-77', payload: { count: 500 } })]);
  * if (result.failed.length > 0) console.error(result.failed);
  */
 export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes: readonly Envelope[], options: SendOptions = {}): Promise<SendResult> {

@@ -3,7 +3,7 @@
  * by the CDK constructs that create them, so the two can never disagree.
  */
 export const STATE_TABLE = {
-  /** Partition key: `<entity>#<id>`, e.g. `order#o-42` (see {@link entityKey}). */
+  /** Partition key: `<entity>#<id>`, e.g. `widget#w-42` (see {@link entityKey}). */
   partitionKey: 'pk',
 } as const;
 

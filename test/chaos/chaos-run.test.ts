@@ -7,14 +7,13 @@ import assert from 'node:assert/strict';
 import { DEFAULT_FAULTS, runChaos } from '../../local/chaos/run.ts';
 
 describe('chaos run: exactly-once and never-stale under every fault combined', () => {
-  it('1,800 messages on 200 skewed accounts: every invariant is 0, every fault kind was injected', async () => {
+  it('1,800 messages on both workloads\' skewed accounts and SKUs: every invariant is 0, every fault kind was injected', async () => {
     const report = await runChaos({
       seed: 20261201,
       jobs: 1_800,
-      accounts: 200,
       sendRate: 60,
-      // A higher partner rate so each of its four fault kinds surely occurs in a run this small.
-      faults: { ...DEFAULT_FAULTS, partnerRate: 0.15, redisOutageMs: 10_000 },
+      // A higher rate at the API fakes so each of the partner's four fault kinds surely occurs in a run this small.
+      faults: { ...DEFAULT_FAULTS, externalRate: 0.15, redisOutageMs: 10_000 },
       log: (line) => console.log(line),
       drainTimeoutMs: 8 * 60_000,
     });
@@ -29,5 +28,10 @@ describe('chaos run: exactly-once and never-stale under every fault combined', (
       assert.ok((report.injected[kind] ?? 0) > 0, `fault ${kind} was injected (${JSON.stringify(report.injected)})`);
     }
     assert.ok((report.messages.poison ?? 0) >= 15 && (report.messages['producer-duplicate'] ?? 0) > 100);
+    // AND both workloads took part, their own invariants checked
+    for (const name of ['ledgerMismatches', 'syncEffects', 'negativeStock', 'stockMismatches', 'reservationMismatches', 'shipmentMismatches']) {
+      assert.ok(name in report.invariants.counts, `${name} was checked`);
+    }
+    assert.ok((report.messages.transfer ?? 0) > 0 && (report.messages.reserve ?? 0) > 0 && (report.messages.ship ?? 0) > 0, JSON.stringify(report.messages));
   });
 });

@@ -1,10 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { z } from 'zod';
-import { ENVELOPE_V1, SUPPORTED_MAJOR_VERSIONS } from '../../shared/envelope/index.ts';
-import { BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE } from '../../workloads/accounts/index.ts';
-import { REASONS } from '../../shared/errors/index.ts';
-import { POISON_KINDS, POISON_LIMITS, poisonMessages, seededRandom, type PoisonKind, type PoisonMessage } from '../../local/chaos/poison.ts';
+import { ENVELOPE_V1, SUPPORTED_MAJOR_VERSIONS } from '../../../shared/envelope/index.ts';
+import { BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE } from '../../../workloads/accounts/index.ts';
+import { REASONS } from '../../../shared/errors/index.ts';
+import { POISON_KINDS, POISON_LIMITS, poisonMessages, type PoisonKind, type PoisonMessage } from '../../../workloads/accounts/local/poison.ts';
+import { seededRandom } from '../../../local/chaos/random.ts';
 
 const resourceIds = ['acc-001', 'acc-002', 'acc-003'];
 const generate = (seed: number, count = 100) => poisonMessages({ seed, count, resourceIds });

@@ -1,14 +1,16 @@
 /**
- * Seeded poison-message fuzzer for the chaos run: bodies a producer bug, a hostile client or a
+ * Seeded poison-message fuzzer for the chaos run, on the account example's messages (the envelope
+ * and its payloads): bodies a producer bug, a hostile client or a
  * newer producer could put on the jobs queue, each paired with the fate the worker owes it. The
  * pairing is the contract the run checks: every poison in the DLQ with exactly its reason (the
  * run finds it by its exact body, so bodies are unique), every valid one applied once.
  * Deterministic for a seed, so a failing run can be replayed from its logged seed.
  */
-import { CURRENT_SCHEMA_VERSION, SUPPORTED_MAJOR_VERSIONS } from '../../shared/envelope/index.ts';
-import { REASONS, type Reason } from '../../shared/errors/index.ts';
-import { JOB_TYPES } from '../../workloads/accounts/index.ts';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../../shared/producer/size.ts';
+import { CURRENT_SCHEMA_VERSION, SUPPORTED_MAJOR_VERSIONS } from '../../../shared/envelope/index.ts';
+import { REASONS, type Reason } from '../../../shared/errors/index.ts';
+import { seededRandom } from '../../../local/chaos/random.ts';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../../../shared/producer/size.ts';
+import { JOB_TYPES } from '../schemas.ts';
 
 /** The families of bad (and deliberately awkward but valid) bodies; see {@link poisonMessages}. */
 export const POISON_KINDS = {
@@ -72,32 +74,13 @@ export interface PoisonOptions {
 }
 
 /**
- * mulberry32: a tiny, fast, seedable PRNG with the shape of `Math.random` (floats in [0, 1)), so
- * chaos code can pass it wherever a `random` parameter is taken. Not for anything secret.
- *
- * @example
- * const random = seededRandom(42);
- * const jitter = backoffSeconds(3, {}, random);
- */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-/**
  * Builds `count` messages, kinds round-robin in a seeded order within each run of nine, each with
  * random variations. Ids are `poison-<seed>-<n>`. Bodies are written as JSON text by hand where
  * a value cannot say it (`__proto__` keys, number literals beyond doubles, lone surrogates).
  *
  * @throws Error naming the option, the value received and the fix
  * @example
- * import { poisonMessages } from '../local/chaos/poison.ts';
+ * import { poisonMessages } from '../workloads/accounts/local/poison.ts';
  * for (const poison of poisonMessages({ seed, count: 100, resourceIds: ['acc-001'] })) await send(poison.body);
  */
 export function poisonMessages(options: PoisonOptions): PoisonMessage[] {
