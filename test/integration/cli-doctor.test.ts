@@ -92,6 +92,18 @@ describe('ballast doctor (one local cloud, checks in sequence)', () => {
     const again = await fixture.cli(['cache', 'check', '--json']);
     assert.equal(again.code, 0);
     assert.equal(JSON.parse(again.stdout).mismatches, 0);
+
+    // one entity only: the stale account is not among the SKUs sampled; an unknown entity is a usage error
+    await redis.hset(entityCacheKeys('account', 'acc-healthy-0', 1).value, 'version', String(stale.version), 'payload', encodeValue(stale));
+    const skus = await fixture.cli(['cache', 'check', '--entity', 'sku', '--json']);
+    assert.deepEqual([skus.code, JSON.parse(skus.stdout).mismatches], [0, 0], skus.stderr);
+    const accounts = await fixture.cli(['cache', 'check', '--entity', 'account']);
+    assert.equal(accounts.code, 1);
+    assert.match(accounts.stdout, /account acc-healthy-0: cached v\d+ table v\d+/);
+    const unknown = await fixture.cli(['cache', 'check', '--entity', 'order']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /no cached entity 'order'; the registered ones are account, sku/);
+    assert.equal((await fixture.cli(['cache', 'check', '--repair'])).code, 0);
   });
 
   it('flags a growing DLQ with its sampled reasons', async () => {

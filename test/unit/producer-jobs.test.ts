@@ -74,6 +74,18 @@ describe('producer SDK: JSON lines', () => {
     assert.match(errors[3]?.message ?? '', /^line 6: resourceId is required/);
   });
 
+  it('validates a line of any registered workload\'s type against its schema', () => {
+    const text = [
+      '{"type":"stock.receive","resourceId":"sku-1","idempotencyKey":"d1","payload":{"quantity":5}}',
+      '{"type":"stock.reserve","resourceId":"sku-1","idempotencyKey":"r1","payload":{"quantity":2}}',
+      '{"type":"shipment.book","resourceId":"ship-1","payload":{"reservationIds":["r1"]}}',
+    ].join('\n');
+    const { jobs, errors } = parseJobLines(text, { catalog: JOB_CATALOG });
+    assert.deepEqual(jobs.map((j) => j.envelope.type), ['stock.receive']);
+    assert.match(errors[0]?.message ?? '', /^line 2: stock.reserve: payload.reservationId: /);
+    assert.match(errors[1]?.message ?? '', /^line 3: shipment.book: idempotencyKey is required/);
+  });
+
   it('refuses a line over the size limit with sizes in the message', () => {
     const big = JSON.stringify({ type: 'account.sync-profile', resourceId: 'acc-1', payload: { reason: 'x'.repeat(150) } });
     const { errors } = parseJobLines(big, { catalog: JOB_CATALOG, maxMessageBytes: 200 });
