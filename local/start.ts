@@ -69,6 +69,7 @@ try {
     engines,
     context: fakes.settings,
     faults: { crashAfterWorkRate: Number(flags['crash-rate']), delayPastTimeoutRate: Number(flags['timeout-rate']) },
+    onAlarm: ({ name, from, to, reason }) => log(`[${since()}] alarm ${name}: ${from} → ${to} (${reason})`),
   });
 } catch (error) {
   log(`local cloud failed to start: ${(error as Error).message}`);
@@ -86,7 +87,7 @@ for (const url of resources.urls) log(`  url       ${url.url}  → ${url.functio
 for (const check of cloud.preTrafficChecks) log(`  pre-traffic check  ${check.hookFunctionName} → ${check.functionName}: ${check.status}`);
 log(`  (not emulated: ${resources.ignoredTypes.join(', ')})`);
 
-cloudwatch = await serveCloudWatch(cloud.metrics);
+cloudwatch = await serveCloudWatch(cloud.metrics, 0, cloud.alarms);
 log(`  cloudwatch ${cloudwatch.url}  (metrics the functions logged as EMF: GetMetricData, ListMetrics)`);
 writeLocalCloudFile({
   pid: process.pid,

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MetricsCollector } from './metrics.ts';
+import type { LocalAlarms } from '../cloudwatch/index.ts';
 import { listenLocal, readBody, type LocalEndpoint } from '../http.ts';
 
 /** The dimensions ballast's EMF metrics carry (Powertools defaults plus ballast's own). */
@@ -21,16 +22,17 @@ export type CloudWatchEndpoint = LocalEndpoint;
  *   keeps no time series, so `StartTime`/`EndTime` select nothing), `Maximum`/`pNN` from its
  *   samples; the request is still checked as CloudWatch checks it (`StartTime` before `EndTime`,
  *   each `MetricStat` with a `Period` of 1, 5, 10, 20, 30 or a multiple of 60 seconds);
- * - `DescribeAlarms`: no alarms (alarms are not emulated).
+ * - `DescribeAlarms`: the stack's alarms as the local cloud evaluates them (`LocalAlarms`), with
+ *   their state, reason and last change; `AlarmNamePrefix` and `StateValue` filter as on AWS.
  *
  * Other namespaces (AWS/SQS, AWS/Lambda) have no data: callers fall back to what the queues and
  * tables show directly.
  */
-export function serveCloudWatch(metrics: MetricsCollector, port = 0): Promise<CloudWatchEndpoint> {
-  return listenLocal((request, response) => handle(metrics, request, response), port);
+export function serveCloudWatch(metrics: MetricsCollector, port = 0, alarms?: LocalAlarms): Promise<CloudWatchEndpoint> {
+  return listenLocal((request, response) => handle(metrics, alarms, request, response), port);
 }
 
-async function handle(metrics: MetricsCollector, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function handle(metrics: MetricsCollector, alarms: LocalAlarms | undefined, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const body = await readBody(request);
   const target = String(request.headers['x-amz-target'] ?? '');
   let input: Record<string, unknown> = {};
@@ -48,8 +50,17 @@ async function handle(metrics: MetricsCollector, request: IncomingMessage, respo
       if (invalid) return reply(response, 400, invalid);
       return reply(response, 200, { MetricDataResults: getMetricData(metrics, input), Messages: [] });
     }
-    case 'DescribeAlarms':
-      return reply(response, 200, { MetricAlarms: [], CompositeAlarms: [] });
+    case 'DescribeAlarms': {
+      const prefix = typeof input.AlarmNamePrefix === 'string' ? input.AlarmNamePrefix : '';
+      const statuses = (alarms?.statuses() ?? [])
+        .filter((alarm) => alarm.name.startsWith(prefix) && (input.StateValue === undefined || alarm.state === input.StateValue));
+      return reply(response, 200, {
+        MetricAlarms: statuses.map((alarm) => ({
+          AlarmName: alarm.name, StateValue: alarm.state, StateReason: alarm.reason, StateUpdatedTimestamp: alarm.changedAtMs / 1000,
+        })),
+        CompositeAlarms: [],
+      });
+    }
     default:
       return reply(response, 400, { __type: 'InvalidAction', message: `the local CloudWatch endpoint does not implement ${operation || '(no X-Amz-Target)'}` });
   }

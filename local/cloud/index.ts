@@ -14,6 +14,7 @@ import { serveCodeDeploy } from './codedeploy-endpoint.ts';
 import { serveLambda } from './lambda-endpoint.ts';
 import { MetricsCollector } from './metrics.ts';
 import { provision, type LocalResources } from './provision.ts';
+import { LocalAlarms, type AlarmTransition } from '../cloudwatch/index.ts';
 
 export { MetricsCollector } from './metrics.ts';
 export type { LocalResources } from './provision.ts';
@@ -30,6 +31,8 @@ export interface LocalCloudOptions {
   /** Every line a function writes (logs, EMF). @default - dropped after metrics are read */
   readonly onLog?: (line: string, functionName: string) => void;
   readonly onInvocation?: (functionName: string, summary: InvocationSummary | unknown) => void;
+  /** Every state change of one of the stack's alarms (evaluated locally every 10 s). @default - none */
+  readonly onAlarm?: (transition: AlarmTransition) => void;
   /**
    * Variables set in every function's environment over the engines' own, e.g. the chaos run's
    * `AWS_ENDPOINT_URL_DYNAMODB` pointing at a fault proxy (the cloud itself keeps using the engine).
@@ -46,6 +49,8 @@ export interface LocalCloud {
   /** Where the synthesized template and bundles are, until {@link stop} removes them. */
   readonly assemblyDir: string;
   readonly metrics: MetricsCollector;
+  /** The stack's CloudWatch alarms, evaluated against `metrics.series` (`DescribeAlarms` serves them). */
+  readonly alarms: LocalAlarms;
   readonly runtimes: ReadonlyMap<string, FunctionRuntime>;
   readonly faults: FunctionFaults;
   /**
@@ -79,6 +84,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
 
   const metrics = new MetricsCollector();
+  const alarms = new LocalAlarms({ alarms: resources.alarms, series: metrics.series, onTransition: options.onAlarm }).start();
   const faults = options.faults ?? {};
   const runtimes = new Map<string, FunctionRuntime>();
   // Functions reach each other (Invoke) and CodeDeploy (hook verdicts) like any other AWS API.
@@ -183,6 +189,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     resources,
     assemblyDir: stack.assemblyDir,
     metrics,
+    alarms,
     runtimes,
     faults,
     preTrafficChecks,
@@ -190,6 +197,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     stop: (stopOptions = {}) => {
       stopping ??= (async () => {
         const graceMs = stopOptions.graceMs ?? 10_000;
+        alarms.stop();
         await Promise.all([...sqsSources, ...streamSources].map((source) => source.stop({ graceMs })));
         await Promise.all(servers.map((server) => new Promise<void>((resolve) => {
           server.closeAllConnections();

@@ -1,3 +1,5 @@
+import { MetricSeries } from '../cloudwatch/series.ts';
+
 /** One metric value read from an EMF document, with the document's dimensions. */
 export interface MetricPoint {
   readonly name: string;
@@ -8,9 +10,12 @@ export interface MetricPoint {
 /**
  * The local cloud's stand-in for CloudWatch metrics: it reads the Embedded Metric Format lines
  * functions write to their logs (exactly what CloudWatch extracts on AWS) and keeps totals and
- * samples, for the live progress display, the demo summary and the CLI.
+ * samples, for the live progress display, the demo summary and the CLI, and every datapoint with
+ * its namespace and timestamp in {@link series}, which the local alarms evaluate.
  */
 export class MetricsCollector {
+  /** Every datapoint as a time series (namespace, name, dimensions, timestamp). */
+  readonly series = new MetricSeries();
   readonly #totals = new Map<string, number>();
   readonly #samples = new Map<string, number[]>();
   static readonly MAX_SAMPLES = 50_000;
@@ -24,16 +29,21 @@ export class MetricsCollector {
     } catch {
       return [];
     }
-    const directives = (document._aws as { CloudWatchMetrics?: { Dimensions?: string[][]; Metrics?: { Name: string }[] }[] } | undefined)?.CloudWatchMetrics ?? [];
+    const aws = document._aws as { Timestamp?: number; CloudWatchMetrics?: { Namespace?: string; Dimensions?: string[][]; Metrics?: { Name: string }[] }[] } | undefined;
+    const directives = aws?.CloudWatchMetrics ?? [];
+    const timestampMs = typeof aws?.Timestamp === 'number' ? aws.Timestamp : Date.now();
     const points: MetricPoint[] = [];
     for (const directive of directives) {
       const dimensionNames = [...new Set((directive.Dimensions ?? []).flat())];
       const dimensions = Object.fromEntries(dimensionNames.map((name) => [name, String(document[name])]));
+      // CloudWatch stores one series per dimension set of the directive.
+      const sets = (directive.Dimensions ?? [[]]).map((set) => Object.fromEntries(set.map((name) => [name, String(document[name])])));
       for (const { Name } of directive.Metrics ?? []) {
         const raw = document[Name];
         for (const value of Array.isArray(raw) ? raw : [raw]) {
           if (typeof value !== 'number') continue;
           points.push({ name: Name, value, dimensions });
+          for (const set of sets) this.series.record({ namespace: directive.Namespace ?? 'aws-embedded-metrics', name: Name, dimensions: set }, value, timestampMs);
         }
       }
     }

@@ -42,11 +42,21 @@ export interface LocalResources {
   readonly mappings: LocalMapping[];
   readonly urls: LocalUrl[];
   readonly preTrafficHooks: LocalTrafficHook[];
-  /** Resource types in the template that have no local counterpart (IAM, VPC, alarms, ...). */
+  /**
+   * The template's CloudWatch alarms, their metric properties resolved to local names (actions
+   * are left out: SNS is not emulated). Evaluated by the local cloud against its metrics.
+   */
+  readonly alarms: LocalAlarmResource[];
+  /** Resource types in the template that have no local counterpart (IAM, VPC, ...). */
   readonly ignoredTypes: string[];
   /** Stack outputs, resolved to local values where they can be. */
   readonly outputs: Record<string, string>;
 }
+
+/** An alarm of the template: its resolved metric properties, or why they could not be resolved locally. */
+export type LocalAlarmResource =
+  | { readonly logicalId: string; readonly properties: Readonly<Record<string, unknown>> }
+  | { readonly logicalId: string; readonly unresolved: string };
 
 export interface ProvisionOptions {
   readonly stack: SynthesizedStack;
@@ -209,6 +219,16 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
   });
   for (const type of ['AWS::Lambda::Version', 'AWS::Lambda::Alias', 'AWS::Lambda::Url', 'AWS::ElastiCache::ServerlessCache']) handled.add(type);
 
+  const alarms: LocalAlarmResource[] = of('AWS::CloudWatch::Alarm').map(([id, r]) => {
+    handled.add(r.Type);
+    const { AlarmActions: _a, OKActions: _o, InsufficientDataActions: _i, ...metricProps } = props(r);
+    try {
+      return { logicalId: id, properties: resolve(metricProps, context) as Record<string, unknown> };
+    } catch (error) {
+      return { logicalId: id, unresolved: (error as Error).message };
+    }
+  });
+
   const outputs: Record<string, string> = {};
   for (const [name, output] of Object.entries(stack.template.Outputs ?? {})) {
     try {
@@ -218,7 +238,7 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     }
   }
   const ignoredTypes = [...new Set(resources.map(([, r]) => r.Type).filter((type) => !handled.has(type)))].sort();
-  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, preTrafficHooks, ignoredTypes, outputs };
+  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, preTrafficHooks, alarms, ignoredTypes, outputs };
 }
 
 /** `name`, `name:qualifier` or a function/alias ARN → the function name. */

@@ -1,0 +1,96 @@
+import { alarmDefinition, evaluateAlarm, type AlarmDefinition, type AlarmState } from './alarms.ts';
+import type { MetricSeries } from './series.ts';
+
+/** One alarm as `DescribeAlarms`, `ballast status` and the console see it. */
+export interface AlarmStatus {
+  readonly logicalId: string;
+  readonly name: string;
+  readonly state: AlarmState;
+  readonly reason: string;
+  /** Epoch ms of the last state change (the start, before any). */
+  readonly changedAtMs: number;
+}
+
+/** A state change, as it is printed. */
+export interface AlarmTransition {
+  readonly name: string;
+  readonly from: AlarmState;
+  readonly to: AlarmState;
+  readonly reason: string;
+}
+
+export interface LocalAlarmsOptions {
+  /** The template's alarms (`LocalResources.alarms`). */
+  readonly alarms: readonly ({ readonly logicalId: string; readonly properties: Readonly<Record<string, unknown>> } | { readonly logicalId: string; readonly unresolved: string })[];
+  readonly series: MetricSeries;
+  /** How often every alarm is evaluated. @default 10_000 */
+  readonly intervalMs?: number;
+  readonly onTransition?: (transition: AlarmTransition) => void;
+  /** @default Date.now */
+  readonly nowMs?: () => number;
+}
+
+/**
+ * The stack's own CloudWatch alarms, evaluated locally and continuously against the local
+ * metrics, as CloudWatch evaluates them (see `evaluateAlarm`). An alarm whose metrics cannot be
+ * resolved or computed locally stays INSUFFICIENT_DATA with the reason.
+ */
+export class LocalAlarms {
+  readonly #definitions: { readonly logicalId: string; readonly definition?: AlarmDefinition; readonly unresolved?: string }[];
+  readonly #statuses = new Map<string, AlarmStatus>();
+  readonly #options: LocalAlarmsOptions;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: LocalAlarmsOptions) {
+    this.#options = options;
+    const now = (options.nowMs ?? Date.now)();
+    this.#definitions = options.alarms.map((alarm) => ('unresolved' in alarm
+      ? { logicalId: alarm.logicalId, unresolved: alarm.unresolved }
+      : { logicalId: alarm.logicalId, definition: alarmDefinition(alarm.logicalId, alarm.properties) }));
+    for (const { logicalId, definition, unresolved } of this.#definitions) {
+      this.#statuses.set(logicalId, {
+        logicalId, name: definition?.name ?? logicalId, state: 'INSUFFICIENT_DATA', changedAtMs: now,
+        reason: unresolved ? `not evaluated locally: ${unresolved}` : 'not evaluated yet',
+      });
+    }
+  }
+
+  /** Evaluates every alarm now; returns the transitions (also given to `onTransition`). */
+  evaluate(): AlarmTransition[] {
+    const now = (this.#options.nowMs ?? Date.now)();
+    const transitions: AlarmTransition[] = [];
+    for (const { logicalId, definition } of this.#definitions) {
+      const previous = this.#statuses.get(logicalId) as AlarmStatus;
+      if (!definition) continue;
+      const { state, reason } = evaluateAlarm(definition, this.#options.series, now, previous.state);
+      const changed = state !== previous.state;
+      this.#statuses.set(logicalId, { ...previous, state, reason, changedAtMs: changed ? now : previous.changedAtMs });
+      // The first evaluation settling every quiet alarm to OK is not news; an ALARM always is.
+      const first = previous.reason === 'not evaluated yet';
+      if (changed && (!first || state === 'ALARM')) {
+        const transition = { name: previous.name, from: previous.state, to: state, reason };
+        transitions.push(transition);
+        this.#options.onTransition?.(transition);
+      }
+    }
+    return transitions;
+  }
+
+  /** Evaluates every `intervalMs` until {@link stop}. */
+  start(): this {
+    this.evaluate();
+    this.#timer ??= setInterval(() => this.evaluate(), this.#options.intervalMs ?? 10_000);
+    this.#timer.unref();
+    return this;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Every alarm's current status, in template order. */
+  statuses(): AlarmStatus[] {
+    return [...this.#statuses.values()];
+  }
+}

@@ -1,0 +1,59 @@
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { createEnvelope } from '../../shared/envelope/index.ts';
+import { serveCloudWatch } from '../../local/cloud/cloudwatch-endpoint.ts';
+import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
+import { LocalAlarms, type AlarmTransition } from '../../local/cloudwatch/index.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/engines/index.ts';
+import { queueCounts } from '../../shared/queues/index.ts';
+import { useEngines } from '../helpers/engines.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('local cloud: the stack\'s own CloudWatch alarms, evaluated against the local metrics', () => {
+  const local = useEngines();
+  let cloud: LocalCloud;
+  before(async () => {
+    cloud = await startLocalCloud({ engines: local.engines });
+    local.beforeStop(() => cloud.stop({ graceMs: 5_000 }));
+  });
+
+  it('reads every alarm of the template; a burst of duplicates trips the duplicate-rate alarm, and DescribeAlarms shows it', async () => {
+    assert.ok(cloud.alarms.statuses().length >= 20, `${cloud.alarms.statuses().length} alarms`);
+    assert.deepEqual(cloud.alarms.statuses().filter((alarm) => /not evaluated locally/.test(alarm.reason)).map((alarm) => alarm.name), [],
+      'every alarm of the shipped stack is computed locally');
+    // GIVEN one credit delivered 30 times: 1 processed, 29 duplicates suppressed (97 % > 20 %)
+    const body = JSON.stringify(createEnvelope({ type: 'account.credit', resourceId: 'acc-alarm', idempotencyKey: 'dup-burst', payload: { amount: 1 } }));
+    const queueUrl = cloud.resources.outputs.JobsQueueUrl as string;
+    for (let batch = 0; batch < 3; batch += 1) {
+      await local.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: 10 }, (_, i) => ({ Id: String(i), MessageBody: body })) }));
+    }
+    for (let i = 0; i < 120; i += 1) {
+      const depth = await queueCounts(local.sqs, queueUrl);
+      if (depth.visible + depth.inFlight + depth.delayed === 0 && cloud.metrics.total('DuplicatesSuppressed') >= 29) break;
+      await sleep(500);
+    }
+    // WHEN the alarms are evaluated once the current 5-minute period has completed
+    const transitions: AlarmTransition[] = [];
+    const later = new LocalAlarms({ alarms: cloud.resources.alarms, series: cloud.metrics.series, nowMs: () => Date.now() + 300_000, onTransition: (t) => transitions.push(t) });
+    later.evaluate();
+    // THEN the duplicate-rate alarm is in ALARM, saying why; the others stay quiet
+    const duplicates = later.statuses().find((alarm) => /Duplicate/i.test(alarm.name));
+    assert.equal(duplicates?.state, 'ALARM', JSON.stringify(later.statuses().map((a) => [a.name, a.state, a.reason])));
+    assert.match(duplicates?.reason ?? '', /1 of the last 1 datapoints \[9[0-9](\.\d+)?\] GreaterThan/);
+    assert.ok(transitions.some((t) => t.name === duplicates?.name && t.to === 'ALARM'));
+    // AND the local CloudWatch endpoint serves it as DescribeAlarms does
+    const endpoint = await serveCloudWatch(cloud.metrics, 0, later);
+    const client = new CloudWatchClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: endpoint.url });
+    try {
+      const alarmed = await client.send(new DescribeAlarmsCommand({ StateValue: 'ALARM' }));
+      assert.deepEqual(alarmed.MetricAlarms?.map((alarm) => alarm.AlarmName), [duplicates?.name]);
+      assert.match(alarmed.MetricAlarms?.[0]?.StateReason ?? '', /GreaterThan/);
+    } finally {
+      client.destroy();
+      await endpoint.stop();
+    }
+  });
+});
