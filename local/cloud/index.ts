@@ -110,6 +110,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         ...fn.environment,
       },
       faults,
+      onInvoked: (report) => recordLambdaMetrics(metrics, fn, report),
       onOutput: (line, name) => {
         metrics.ingest(line);
         options.onLog?.(line, name);
@@ -214,4 +215,28 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       return stopping;
     },
   };
+}
+
+/** The local version every alias points at (the local cloud runs one version of each function). */
+const LOCAL_VERSION = '1';
+
+/**
+ * Lambda's own metrics of one invocation, in `AWS/Lambda` under the dimension sets Lambda
+ * publishes: the function, and for each alias `Resource = <function>:<alias>` with and without
+ * `ExecutedVersion` (what the rollback alarms watch).
+ */
+function recordLambdaMetrics(
+  metrics: MetricsCollector, fn: LocalResources['functions'][number], report: { readonly durationMs: number; readonly error?: unknown },
+): void {
+  const nowMs = Date.now();
+  const sets: Record<string, string>[] = [{ FunctionName: fn.name }, ...fn.aliases.flatMap((alias): Record<string, string>[] => [
+    { FunctionName: fn.name, Resource: `${fn.name}:${alias}` },
+    { FunctionName: fn.name, Resource: `${fn.name}:${alias}`, ExecutedVersion: LOCAL_VERSION },
+  ])];
+  for (const dimensions of sets) {
+    const record = (name: string, value: number) => metrics.series.record({ namespace: 'AWS/Lambda', name, dimensions }, value, nowMs);
+    record('Invocations', 1);
+    record('Errors', report.error ? 1 : 0);
+    record('Duration', report.durationMs);
+  }
 }

@@ -22,6 +22,8 @@ export interface LocalFunction {
   readonly timeoutMs: number;
   readonly memoryLimitInMB: number;
   readonly environment: Record<string, string>;
+  /** Its aliases' names (e.g. `live`): its invocations are counted under `<name>:<alias>` too. */
+  readonly aliases: readonly string[];
 }
 export interface LocalMapping {
   readonly logicalId: string;
@@ -129,9 +131,11 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     attributes.set(id, { Version: '1' });
   }
   const preTrafficHooks: LocalTrafficHook[] = [];
+  const aliases = new Map<string, string[]>();
   for (const [id, r] of of('AWS::Lambda::Alias')) {
     const p = props(r);
     const functionName = String(resolve(p.FunctionName, context));
+    aliases.set(functionName, [...(aliases.get(functionName) ?? []), String(p.Name)]);
     refs.set(id, arn('lambda', `function:${functionName}:${String(p.Name)}`));
     const hook = (r.UpdatePolicy?.CodeDeployLambdaAliasUpdate as { BeforeAllowTrafficHook?: unknown } | undefined)?.BeforeAllowTrafficHook;
     if (hook) preTrafficHooks.push({ aliasLogicalId: id, functionName, hookFunctionName: functionNameOf(resolve(hook, context)) });
@@ -209,6 +213,7 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     functions.push({
       logicalId: id, name: refs.get(id) as string, arn: String(attributes.get(id)?.Arn), file, exportName,
       timeoutMs: Number(p.Timeout ?? 3) * 1000, memoryLimitInMB: Number(p.MemorySize ?? 128), environment,
+      aliases: aliases.get(refs.get(id) as string) ?? [],
     });
   }
 

@@ -33,6 +33,8 @@ export interface FunctionRuntimeOptions {
   readonly onOutput?: (line: string, functionName: string) => void;
   /** Mutable so a running cloud can turn faults on and off. @default {} */
   readonly faults?: FunctionFaults;
+  /** After every invocation that reached a sandbox: how long it ran and how it failed, if it did (Lambda's own metrics). */
+  readonly onInvoked?: (report: { readonly functionName: string; readonly durationMs: number; readonly error?: InvocationError }) => void;
   /** @default Math.random */
   readonly random?: () => number;
 }
@@ -84,6 +86,22 @@ export class FunctionRuntime {
     // The clock starts now, as the caller's does: a cold start eats into the timeout.
     const deadlineMs = Date.now() + timeoutMs;
     const sandbox = await this.#acquire();
+    const startedMs = Date.now();
+    const report = (error?: unknown) => this.options.onInvoked?.({
+      functionName: this.options.functionName, durationMs: Date.now() - startedMs,
+      ...(error instanceof InvocationError ? { error } : {}),
+    });
+    try {
+      const response = await this.#run(sandbox, event, timeoutMs, deadlineMs);
+      report();
+      return response;
+    } catch (error) {
+      report(error);
+      throw error;
+    }
+  }
+
+  async #run(sandbox: Sandbox, event: unknown, timeoutMs: number, deadlineMs: number): Promise<unknown> {
     const faults = this.options.faults ?? {};
     const random = this.options.random ?? Math.random;
     const crashBefore = random() < (faults.crashBeforeWorkRate ?? 0);

@@ -44,6 +44,19 @@ describe('local cloud: the stack\'s own CloudWatch alarms, evaluated against the
     assert.equal(duplicates?.state, 'ALARM', JSON.stringify(later.statuses().map((a) => [a.name, a.state, a.reason])));
     assert.match(duplicates?.reason ?? '', /1 of the last 1 datapoints \[9[0-9](\.\d+)?\] GreaterThan/);
     assert.ok(transitions.some((t) => t.name === duplicates?.name && t.to === 'ALARM'));
+    // AND Lambda's own metrics are there: the per-version error-rate alarm of the worker sees this minute's invocations
+    const worker = cloud.resources.functions.find((fn) => fn.logicalId.startsWith('WorkerFunction'));
+    assert.deepEqual(worker?.aliases, ['live']);
+    const invocations = cloud.metrics.series.stat({
+      metric: { namespace: 'AWS/Lambda', name: 'Invocations', dimensions: { FunctionName: worker?.name ?? '', Resource: `${worker?.name}:live`, ExecutedVersion: '1' } },
+      stat: 'Sum', periodSeconds: 3600, startMs: Date.now() - 3_600_000, endMs: Date.now() + 1,
+    });
+    assert.ok([...invocations.values()].reduce((a, b) => a + b, 0) >= 1, 'the worker\'s invocations are counted under its alias and version');
+    const nextMinute = new LocalAlarms({ alarms: cloud.resources.alarms, series: cloud.metrics.series, nowMs: () => Date.now() + 60_000 });
+    nextMinute.evaluate();
+    const errors = nextMinute.statuses().find((alarm) => alarm.logicalId.startsWith('WorkerErrorsAlarm'));
+    assert.equal(errors?.state, 'OK', errors?.reason);
+    assert.match(errors?.reason ?? '', /\[[^\]]*\b0\b[^\]]*\]/, 'a computed datapoint, not only missing ones');
     // AND the local CloudWatch endpoint serves it as DescribeAlarms does
     const endpoint = await serveCloudWatch(cloud.metrics, 0, later);
     const client = new CloudWatchClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: endpoint.url });
