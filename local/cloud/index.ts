@@ -14,7 +14,7 @@ import { serveCodeDeploy } from './codedeploy-endpoint.ts';
 import { serveLambda } from './lambda-endpoint.ts';
 import { MetricsCollector } from './metrics.ts';
 import { provision, type LocalResources } from './provision.ts';
-import { LocalAlarms, type AlarmTransition } from '../cloudwatch/index.ts';
+import { LocalAlarms, sampleQueueMetrics, type AlarmTransition } from '../cloudwatch/index.ts';
 
 export { MetricsCollector } from './metrics.ts';
 export type { LocalResources } from './provision.ts';
@@ -85,6 +85,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
 
   const metrics = new MetricsCollector();
   const alarms = new LocalAlarms({ alarms: resources.alarms, series: metrics.series, onTransition: options.onAlarm }).start();
+  const queueMetrics = sampleQueueMetrics({ sqs, queues: resources.queues, series: metrics.series });
   const faults = options.faults ?? {};
   const runtimes = new Map<string, FunctionRuntime>();
   // Functions reach each other (Invoke) and CodeDeploy (hook verdicts) like any other AWS API.
@@ -199,6 +200,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       stopping ??= (async () => {
         const graceMs = stopOptions.graceMs ?? 10_000;
         alarms.stop();
+        queueMetrics.stop();
         await Promise.all([...sqsSources, ...streamSources].map((source) => source.stop({ graceMs })));
         await Promise.all(servers.map((server) => new Promise<void>((resolve) => {
           server.closeAllConnections();

@@ -1,11 +1,11 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { serveCloudWatch } from '../../local/cloud/cloudwatch-endpoint.ts';
 import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
-import { LocalAlarms, type AlarmTransition } from '../../local/cloudwatch/index.ts';
+import { LocalAlarms, sampleQueueMetrics, type AlarmTransition } from '../../local/cloudwatch/index.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/engines/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { useEngines } from '../helpers/engines.ts';
@@ -68,5 +68,22 @@ describe('local cloud: the stack\'s own CloudWatch alarms, evaluated against the
       client.destroy();
       await endpoint.stop();
     }
+  });
+
+  it('samples the queues into AWS/SQS: a dead letter puts the DLQ-size alarm in ALARM', async () => {
+    const { outputs } = cloud.resources;
+    await local.sqs.send(new SendMessageCommand({ QueueUrl: outputs.JobsQueueUrl, MessageBody: 'not an envelope' }));
+    for (let i = 0; i < 60 && (await queueCounts(local.sqs, outputs.JobsDeadLetterQueueUrl as string)).visible === 0; i += 1) await sleep(500);
+    const sampler = sampleQueueMetrics({ sqs: local.sqs, queues: cloud.resources.queues, series: cloud.metrics.series, intervalMs: 60_000 });
+    try {
+      await sampler.sample();
+    } finally {
+      sampler.stop();
+    }
+    const nextMinute = new LocalAlarms({ alarms: cloud.resources.alarms, series: cloud.metrics.series, nowMs: () => Date.now() + 60_000 });
+    nextMinute.evaluate();
+    const dlq = cloud.resources.queues.find((queue) => queue.url === outputs.JobsDeadLetterQueueUrl);
+    const alarmed = nextMinute.statuses().filter((alarm) => alarm.state === 'ALARM').map((alarm) => alarm.name);
+    assert.ok(alarmed.some((name) => /DeadLetter|DLQ/i.test(name)), `${dlq?.name}: alarms in ALARM ${JSON.stringify(alarmed)}`);
   });
 });
