@@ -170,7 +170,20 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const servers: Server[] = [];
   for (const url of resources.urls) {
     const runtime = runtimeOf(url.functionName);
-    servers.push(await serveFunctionUrl(url.port, (event) => runtime.invoke(event)));
+    servers.push(await serveFunctionUrl(url.port, async (event) => {
+      // Lambda counts a Function URL's answers by class; a failed invocation is its 502.
+      let status = 502;
+      try {
+        const result = await runtime.invoke(event);
+        status = typeof result === 'object' && result !== null && 'statusCode' in result ? Number((result as { statusCode?: number }).statusCode ?? 200) : 200;
+        return result;
+      } finally {
+        const record = (name: string, value: number) => metrics.series.record({ namespace: 'AWS/Lambda', name, dimensions: { FunctionName: url.functionName } }, value, Date.now());
+        record('UrlRequestCount', 1);
+        record('Url4xxCount', status >= 400 && status < 500 ? 1 : 0);
+        record('Url5xxCount', status >= 500 ? 1 : 0);
+      }
+    }));
   }
 
   const preTrafficChecks = [];

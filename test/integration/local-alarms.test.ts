@@ -57,6 +57,14 @@ describe('local cloud: the stack\'s own CloudWatch alarms, evaluated against the
     const errors = nextMinute.statuses().find((alarm) => alarm.logicalId.startsWith('WorkerErrorsAlarm'));
     assert.equal(errors?.state, 'OK', errors?.reason);
     assert.match(errors?.reason ?? '', /\[[^\]]*\b0\b[^\]]*\]/, 'a computed datapoint, not only missing ones');
+    // AND the read API's answers are counted by class, as a Function URL's are
+    const read = await fetch(`${cloud.resources.outputs.ReadApiUrl}accounts/acc-alarm`);
+    await read.arrayBuffer();
+    const readApi = cloud.resources.urls[0]?.functionName ?? '';
+    const urlCount = (name: string) => [...cloud.metrics.series.stat({
+      metric: { namespace: 'AWS/Lambda', name, dimensions: { FunctionName: readApi } }, stat: 'Sum', periodSeconds: 3600, startMs: Date.now() - 3_600_000, endMs: Date.now() + 1,
+    }).values()].reduce((a, b) => a + b, 0);
+    assert.deepEqual([read.status, urlCount('UrlRequestCount'), urlCount('Url5xxCount')], [200, 1, 0]);
     // AND the local CloudWatch endpoint serves it as DescribeAlarms does
     const endpoint = await serveCloudWatch(cloud.metrics, 0, later);
     const client = new CloudWatchClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: endpoint.url });
