@@ -160,7 +160,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         ...(failureQueue ? { onFailure: { sqs, queueUrl: failureQueue.url } } : {}),
         reportBatchItemFailures,
         pollIntervalMs: options.streamPollIntervalMs ?? 200,
-        onInvocation: (summary) => options.onInvocation?.(mapping.functionName, summary),
+        onInvocation: (summary) => {
+          metrics.series.record({ namespace: 'AWS/Lambda', name: 'IteratorAge', dimensions: { FunctionName: mapping.functionName } }, summary.iteratorAgeMs, Date.now());
+          options.onInvocation?.(mapping.functionName, summary);
+        },
       }));
       continue;
     }

@@ -186,6 +186,7 @@ export function startDynamoDbStreamEventSource(options: DynamoDbStreamEventSourc
         outcome: result.status,
         next,
         durationMs: nowMs() - startedAtMs,
+        iteratorAgeMs: Math.max(0, startedAtMs - 1000 * Number(batch.records.at(-1)?.record.dynamodb?.ApproximateCreationDateTime ?? startedAtMs / 1000)),
         ...(result.status === 'error' ? { error: result.error } : {}),
       });
     } catch (error) {

@@ -63,6 +63,8 @@ export interface StreamInvocationSummary {
   /** What the mapping does next with the batch; `none` for an abandoned invocation. */
   readonly next: Settlement | 'none';
   readonly durationMs: number;
+  /** Lambda's `IteratorAge`: how old the batch's last record was when the invocation started. */
+  readonly iteratorAgeMs: number;
   /** What the handler threw, for outcome `error`. */
   readonly error?: unknown;
 }

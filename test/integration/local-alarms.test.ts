@@ -65,6 +65,10 @@ describe('local cloud: the stack\'s own CloudWatch alarms, evaluated against the
       metric: { namespace: 'AWS/Lambda', name, dimensions: { FunctionName: readApi } }, stat: 'Sum', periodSeconds: 3600, startMs: Date.now() - 3_600_000, endMs: Date.now() + 1,
     }).values()].reduce((a, b) => a + b, 0);
     assert.deepEqual([read.status, urlCount('UrlRequestCount'), urlCount('Url5xxCount')], [200, 1, 0]);
+    // AND the invalidator's stream mapping reports its iterator age
+    await cloud.streamsIdle(30_000);
+    const invalidator = cloud.resources.mappings.find((mapping) => mapping.eventSourceArn.includes('/stream/'))?.functionName ?? '';
+    assert.ok(cloud.metrics.series.identities('AWS/Lambda', 'IteratorAge').some((identity) => identity.dimensions.FunctionName === invalidator), invalidator);
     // AND the local CloudWatch endpoint serves it as DescribeAlarms does
     const endpoint = await serveCloudWatch(cloud.metrics, 0, later);
     const client = new CloudWatchClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: endpoint.url });
