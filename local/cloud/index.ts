@@ -15,6 +15,19 @@ import { serveLambda } from './lambda-endpoint.ts';
 import { MetricsCollector } from './metrics.ts';
 import { provision, type LocalResources } from './provision.ts';
 import { LocalAlarms, sampleQueueMetrics, type AlarmTransition } from '../cloudwatch/index.ts';
+import { AliasRouting, type LocalVersion } from './alias-routing.ts';
+
+export { AliasRouting, type LocalVersion } from './alias-routing.ts';
+
+/** The code of a version published after the start: another bundle, or the same one with other environment variables. */
+export interface PublishedCode {
+  /** @default - the template's bundle */
+  readonly file?: string;
+  /** @default - the template's handler export */
+  readonly exportName?: string;
+  /** Set over the template's environment, e.g. another `WORKER_VERSION`. @default {} */
+  readonly environment?: Readonly<Record<string, string>>;
+}
 
 export { MetricsCollector } from './metrics.ts';
 export type { LocalResources } from './provision.ts';
@@ -52,6 +65,13 @@ export interface LocalCloud {
   /** The stack's CloudWatch alarms, evaluated against `metrics.series` (`DescribeAlarms` serves them). */
   readonly alarms: LocalAlarms;
   readonly runtimes: ReadonlyMap<string, FunctionRuntime>;
+  /**
+   * Each function's alias routing: every invocation of a mapping or URL goes to the alias's
+   * version or, for the share `route` gives it, to one additional version (a canary).
+   */
+  readonly routing: ReadonlyMap<string, AliasRouting>;
+  /** Publishes the next version of `functionName` (no traffic until `routing.get(name).route(...)`). */
+  publishVersion(functionName: string, code?: PublishedCode): LocalVersion;
   readonly faults: FunctionFaults;
   /**
    * The stack's CodeDeploy pre-traffic hooks, run once at start as a deployment would: the hook
@@ -94,11 +114,13 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const baseEnvironment = {
     ...engineEnvironment(options.engines), AWS_ENDPOINT_URL_LAMBDA: lambdaApi.url, AWS_ENDPOINT_URL_CODEDEPLOY: codeDeploy.url, ...options.functionEnvironment,
   };
-  for (const fn of resources.functions) {
-    runtimes.set(fn.name, new FunctionRuntime({
+  /** Every runtime of every version, stopped with the cloud. */
+  const allRuntimes: FunctionRuntime[] = [];
+  const runtimeFor = (fn: LocalResources['functions'][number], version: string, code: PublishedCode = {}) => {
+    const runtime = new FunctionRuntime({
       functionName: fn.name,
-      file: fn.file,
-      exportName: fn.exportName,
+      file: code.file ?? fn.file,
+      exportName: code.exportName ?? fn.exportName,
       timeoutMs: fn.timeoutMs,
       memoryLimitInMB: fn.memoryLimitInMB,
       environment: {
@@ -106,18 +128,34 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         TZ: 'UTC',
         ...baseEnvironment,
         AWS_LAMBDA_FUNCTION_NAME: fn.name,
-        AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+        AWS_LAMBDA_FUNCTION_VERSION: version === LOCAL_VERSION ? '$LATEST' : version,
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryLimitInMB),
         ...fn.environment,
+        ...code.environment,
       },
       faults,
-      onInvoked: (report) => recordLambdaMetrics(metrics, fn, report),
+      onInvoked: (report) => recordLambdaMetrics(metrics, fn, version, report),
       onOutput: (line, name) => {
         metrics.ingest(line);
         options.onLog?.(line, name);
       },
-    }));
+    });
+    allRuntimes.push(runtime);
+    return runtime;
+  };
+  const routing = new Map<string, AliasRouting>();
+  /** The highest version published so far, per function. */
+  const published = new Map<string, number>();
+  for (const fn of resources.functions) {
+    const runtime = runtimeFor(fn, LOCAL_VERSION);
+    runtimes.set(fn.name, runtime);
+    routing.set(fn.name, new AliasRouting({ version: LOCAL_VERSION, runtime }));
   }
+  const routingOf = (name: string) => {
+    const routed = routing.get(name);
+    if (!routed) throw new Error(`a mapping or URL targets function ${name}, which the template does not define`);
+    return routed;
+  };
   const runtimeOf = (name: string) => {
     const runtime = runtimes.get(name);
     if (!runtime) throw new Error(`a mapping or URL targets function ${name}, which the template does not define`);
@@ -134,7 +172,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const queue = resources.queues.find((q) => q.arn === mapping.eventSourceArn);
     if (queue) {
       sqsSources.push(startSqsEventSource({
-        sqs, queueUrl: queue.url, queueArn: queue.arn, handler: runtime.handler, functionName: mapping.functionName,
+        sqs, queueUrl: queue.url, queueArn: queue.arn, handler: routingOf(mapping.functionName).handler, functionName: mapping.functionName,
         functionTimeoutMs: runtime.options.timeoutMs,
         batchSize: Number(p.BatchSize ?? 10),
         maximumBatchingWindowMs: batchingWindowMs,
@@ -149,7 +187,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       const destination = (p.DestinationConfig as { OnFailure?: { Destination?: string } } | undefined)?.OnFailure?.Destination;
       const failureQueue = resources.queues.find((q) => q.arn === destination);
       streamSources.push(startDynamoDbStreamEventSource({
-        streams, streamArn: table.streamArn, handler: runtime.handler, functionName: mapping.functionName,
+        streams, streamArn: table.streamArn, handler: routingOf(mapping.functionName).handler, functionName: mapping.functionName,
         functionTimeoutMs: runtime.options.timeoutMs,
         batchSize: Number(p.BatchSize ?? 100),
         maximumBatchingWindowMs: batchingWindowMs,
@@ -172,12 +210,12 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
 
   const servers: Server[] = [];
   for (const url of resources.urls) {
-    const runtime = runtimeOf(url.functionName);
+    const routed = routingOf(url.functionName);
     servers.push(await serveFunctionUrl(url.port, async (event) => {
       // Lambda counts a Function URL's answers by class; a failed invocation is its 502.
       let status = 502;
       try {
-        const result = await runtime.invoke(event);
+        const result = await routed.handler(event);
         status = typeof result === 'object' && result !== null && 'statusCode' in result ? Number((result as { statusCode?: number }).statusCode ?? 200) : 200;
         return result;
       } finally {
@@ -209,6 +247,14 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     metrics,
     alarms,
     runtimes,
+    routing,
+    publishVersion(functionName, code = {}) {
+      const fn = resources.functions.find((candidate) => candidate.name === functionName);
+      if (!fn) throw new Error(`no function ${functionName} in the stack`);
+      const version = String((published.get(functionName) ?? 1) + 1);
+      published.set(functionName, Number(version));
+      return { version, runtime: runtimeFor(fn, version, code) };
+    },
     faults,
     preTrafficChecks,
     streamsIdle: async (timeoutMs) => void (await Promise.all(streamSources.map((source) => source.idle(timeoutMs)))),
@@ -222,7 +268,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
           server.closeAllConnections();
           server.close(() => resolve());
         })));
-        await Promise.all([...runtimes.values()].map((runtime) => runtime.stop()));
+        await Promise.all(allRuntimes.map((runtime) => runtime.stop()));
         await Promise.all([lambdaApi.stop(), codeDeploy.stop()]);
         dynamodb.destroy();
         streams.destroy();
@@ -235,7 +281,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   };
 }
 
-/** The local version every alias points at (the local cloud runs one version of each function). */
+/** The version every alias points at when the cloud starts (the template's own `Version` resolves to it). */
 const LOCAL_VERSION = '1';
 
 /**
@@ -244,12 +290,12 @@ const LOCAL_VERSION = '1';
  * `ExecutedVersion` (what the rollback alarms watch).
  */
 function recordLambdaMetrics(
-  metrics: MetricsCollector, fn: LocalResources['functions'][number], report: { readonly durationMs: number; readonly error?: unknown },
+  metrics: MetricsCollector, fn: LocalResources['functions'][number], version: string, report: { readonly durationMs: number; readonly error?: unknown },
 ): void {
   const nowMs = Date.now();
   const sets: Record<string, string>[] = [{ FunctionName: fn.name }, ...fn.aliases.flatMap((alias): Record<string, string>[] => [
     { FunctionName: fn.name, Resource: `${fn.name}:${alias}` },
-    { FunctionName: fn.name, Resource: `${fn.name}:${alias}`, ExecutedVersion: LOCAL_VERSION },
+    { FunctionName: fn.name, Resource: `${fn.name}:${alias}`, ExecutedVersion: version },
   ])];
   for (const dimensions of sets) {
     const record = (name: string, value: number) => metrics.series.record({ namespace: 'AWS/Lambda', name, dimensions }, value, nowMs);
