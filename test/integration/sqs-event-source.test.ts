@@ -181,7 +181,10 @@ describe('SQS event source mapping emulation', () => {
     await waitFor('the queue to be empty', async () => run.deliveryCount('slow-2') === 2 && (await messagesLeft(queue.queueUrl)) === 0);
     // THEN the late success deleted nothing: both records were delivered again
     assert.deepEqual([run.deliveryCount('slow-1'), run.deliveryCount('slow-2')], [2, 2]);
-    assert.deepEqual(run.summaries.map((summary) => summary.outcome), ['timeout', 'ok']);
+    // (The redelivery may come back as one batch or as two, as SQS's receives do.)
+    const [first, ...rest] = run.summaries.map((summary) => summary.outcome);
+    assert.equal(first, 'timeout');
+    assert.ok(rest.length >= 1 && rest.every((outcome) => outcome === 'ok'), rest.join(', '));
     assert.equal(run.source.stats().timeouts, 1);
   });
 
