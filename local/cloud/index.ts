@@ -14,7 +14,7 @@ import { serveCodeDeploy } from './codedeploy-endpoint.ts';
 import { serveLambda } from './lambda-endpoint.ts';
 import { MetricsCollector } from './metrics.ts';
 import { provision, type LocalResources } from './provision.ts';
-import { LocalAlarms, sampleQueueMetrics, type AlarmTransition } from '../cloudwatch/index.ts';
+import { LocalAlarms, metricClock, sampleQueueMetrics, type AlarmTransition } from '../cloudwatch/index.ts';
 import { AliasRouting, type LocalVersion } from './alias-routing.ts';
 
 export { AliasRouting, type LocalVersion } from './alias-routing.ts';
@@ -46,6 +46,12 @@ export interface LocalCloudOptions {
   readonly onInvocation?: (functionName: string, summary: InvocationSummary | unknown) => void;
   /** Every state change of one of the stack's alarms (evaluated locally every 10 s). @default - none */
   readonly onAlarm?: (transition: AlarmTransition) => void;
+  /**
+   * How much faster than real time the metric clock runs (metric timestamps, alarm periods and
+   * their evaluation), so a rehearsal plays a canary's minutes in seconds; timeouts and leases
+   * keep real time. @default 1
+   */
+  readonly timeScale?: number;
   /**
    * Variables set in every function's environment over the engines' own, e.g. the chaos run's
    * `AWS_ENDPOINT_URL_DYNAMODB` pointing at a fault proxy (the cloud itself keeps using the engine).
@@ -103,9 +109,12 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     stack, dynamodb, sqs, sqsEndpoint: options.engines.sqs.endpoint, redisPort: options.engines.redis.port, urlPorts: freePort,
   });
 
-  const metrics = new MetricsCollector();
-  const alarms = new LocalAlarms({ alarms: resources.alarms, series: metrics.series, onTransition: options.onAlarm }).start();
-  const queueMetrics = sampleQueueMetrics({ sqs, queues: resources.queues, series: metrics.series });
+  const timeScale = options.timeScale ?? 1;
+  const metrics = new MetricsCollector({ clock: metricClock(timeScale) });
+  // Evaluated and sampled often enough for the scaled periods (10 s of metric time at most).
+  const everyMs = Math.max(250, 10_000 / timeScale);
+  const alarms = new LocalAlarms({ alarms: resources.alarms, series: metrics.series, onTransition: options.onAlarm, nowMs: metrics.clock, intervalMs: everyMs }).start();
+  const queueMetrics = sampleQueueMetrics({ sqs, queues: resources.queues, series: metrics.series, clock: metrics.clock, intervalMs: everyMs });
   const faults = options.faults ?? {};
   const runtimes = new Map<string, FunctionRuntime>();
   // Functions reach each other (Invoke) and CodeDeploy (hook verdicts) like any other AWS API.
@@ -199,7 +208,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         reportBatchItemFailures,
         pollIntervalMs: options.streamPollIntervalMs ?? 200,
         onInvocation: (summary) => {
-          metrics.series.record({ namespace: 'AWS/Lambda', name: 'IteratorAge', dimensions: { FunctionName: mapping.functionName } }, summary.iteratorAgeMs, Date.now());
+          metrics.series.record({ namespace: 'AWS/Lambda', name: 'IteratorAge', dimensions: { FunctionName: mapping.functionName } }, summary.iteratorAgeMs, metrics.clock());
           options.onInvocation?.(mapping.functionName, summary);
         },
       }));
@@ -219,7 +228,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         status = typeof result === 'object' && result !== null && 'statusCode' in result ? Number((result as { statusCode?: number }).statusCode ?? 200) : 200;
         return result;
       } finally {
-        const record = (name: string, value: number) => metrics.series.record({ namespace: 'AWS/Lambda', name, dimensions: { FunctionName: url.functionName } }, value, Date.now());
+        const record = (name: string, value: number) => metrics.series.record({ namespace: 'AWS/Lambda', name, dimensions: { FunctionName: url.functionName } }, value, metrics.clock());
         record('UrlRequestCount', 1);
         record('Url4xxCount', status >= 400 && status < 500 ? 1 : 0);
         record('Url5xxCount', status >= 500 ? 1 : 0);
@@ -292,7 +301,7 @@ const LOCAL_VERSION = '1';
 function recordLambdaMetrics(
   metrics: MetricsCollector, fn: LocalResources['functions'][number], version: string, report: { readonly durationMs: number; readonly error?: unknown },
 ): void {
-  const nowMs = Date.now();
+  const nowMs = metrics.clock();
   const sets: Record<string, string>[] = [{ FunctionName: fn.name }, ...fn.aliases.flatMap((alias): Record<string, string>[] => [
     { FunctionName: fn.name, Resource: `${fn.name}:${alias}` },
     { FunctionName: fn.name, Resource: `${fn.name}:${alias}`, ExecutedVersion: version },

@@ -16,6 +16,14 @@ export interface MetricPoint {
 export class MetricsCollector {
   /** Every datapoint as a time series (namespace, name, dimensions, timestamp). */
   readonly series = new MetricSeries();
+  /** What stamps datapoints in {@link series}: real time, or a rehearsal's scaled time (`metricClock`). */
+  readonly clock: () => number;
+  readonly #scaled: boolean;
+
+  constructor(options: { clock?: () => number } = {}) {
+    this.clock = options.clock ?? Date.now;
+    this.#scaled = options.clock !== undefined && options.clock !== Date.now;
+  }
   readonly #totals = new Map<string, number>();
   readonly #samples = new Map<string, number[]>();
   static readonly MAX_SAMPLES = 50_000;
@@ -31,7 +39,8 @@ export class MetricsCollector {
     }
     const aws = document._aws as { Timestamp?: number; CloudWatchMetrics?: { Namespace?: string; Dimensions?: string[][]; Metrics?: { Name: string }[] }[] } | undefined;
     const directives = aws?.CloudWatchMetrics ?? [];
-    const timestampMs = typeof aws?.Timestamp === 'number' ? aws.Timestamp : Date.now();
+    // A scaled clock stamps on arrival: the function's own timestamp is real time.
+    const timestampMs = !this.#scaled && typeof aws?.Timestamp === 'number' ? aws.Timestamp : this.clock();
     const points: MetricPoint[] = [];
     for (const directive of directives) {
       const dimensionNames = [...new Set((directive.Dimensions ?? []).flat())];

@@ -8,6 +8,8 @@ export interface QueueMetricsOptions {
   readonly series: MetricSeries;
   /** How often each queue is sampled, as SQS publishes its gauges once a minute. @default 10_000 */
   readonly intervalMs?: number;
+  /** What stamps the samples. @default Date.now */
+  readonly clock?: () => number;
 }
 
 /**
@@ -18,7 +20,7 @@ export interface QueueMetricsOptions {
  */
 export function sampleQueueMetrics(options: QueueMetricsOptions): { stop(): void; sample(): Promise<void> } {
   const sample = async () => {
-    const nowMs = Date.now();
+    const nowMs = (options.clock ?? Date.now)();
     await Promise.all(options.queues.map(async (queue) => {
       const counts = await queueCounts(options.sqs, queue.url).catch(() => undefined);
       if (!counts) return;
