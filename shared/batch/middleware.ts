@@ -78,6 +78,14 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     },
   });
 
+  // Asked twice per record (its lane, then its claim's locks): computed once, with one payload parse.
+  const resources = new WeakMap<Envelope, readonly string[]>();
+  const resourcesOf = options.resourcesOf && ((envelope: Envelope): readonly string[] => {
+    let touched = resources.get(envelope);
+    if (!touched) resources.set(envelope, (touched = options.resourcesOf?.(envelope) ?? [envelope.resourceId]));
+    return touched;
+  });
+
   const sqsJobBatchMiddlewareBefore = async (request: { event: SQSEvent; context: Context }): Promise<SQSBatchResponse> => {
     const { event, context } = request;
     const outcomes = await processBatch(event.Records, {
@@ -85,13 +93,13 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       deadlineMarginMs: options.deadlineMarginMs,
       concurrency: options.concurrency,
       maxReceiveCount: options.maxReceiveCount,
-      resourcesOf: options.resourcesOf,
+      resourcesOf,
       run: async (record, envelope, signal) => {
         const handler = handlers.get(envelope.type);
         if (!handler) throw new FatalError(REASONS.unknownJobType, `no handler for job type '${envelope.type}'`);
         return runJob(envelope, handler, {
           store: options.store,
-          resources: options.resourcesOf?.(envelope),
+          resources: resourcesOf?.(envelope),
           attempt: Number(record.attributes.ApproximateReceiveCount ?? 1),
           logger: recordLogger(record, envelope),
           signal,

@@ -9,7 +9,7 @@ import { connectCacheClient } from './connection.ts';
 import { CacheConfigurationError, CacheUnavailableError } from './errors.ts';
 import { entityCacheKeys, type EntityCacheKeys } from './keys.ts';
 import { CACHE_METRICS, FILL_REFUSALS } from './metrics.ts';
-import { reconcileEntity, type ReconcileOptions, type ReconcileReport } from './reconcile.ts';
+import { reconcileEntity, reconcileReport, type ReconcileOptions, type ReconcileReport } from './reconcile.ts';
 import { cacheScripts, FILL_OUTCOMES, type CacheClient, type CacheScripts } from './scripts.ts';
 import { SingleFlight } from './single-flight.ts';
 import { jitteredTtlMs } from './ttl.ts';
@@ -326,13 +326,5 @@ function validate(options: typeof defaults & EntityCacheOptions): void {
 }
 
 function sumReports(reports: readonly ReconcileReport[]): ReconcileReport {
-  const sampled = reports.reduce((sum, report) => sum + report.sampled, 0);
-  const details = reports.flatMap((report) => report.details);
-  return {
-    sampled,
-    mismatches: details.length,
-    repaired: details.filter((detail) => detail.repaired).length,
-    mismatchRate: sampled === 0 ? 0 : details.length / sampled,
-    details,
-  };
+  return reconcileReport(reports.reduce((sum, report) => sum + report.sampled, 0), reports.flatMap((report) => report.details));
 }

@@ -86,12 +86,16 @@ export async function reconcileEntity(deps: ReconcileDependencies, options: Reco
       repaired,
     });
   }
-  const mismatches = details.length;
+  return reconcileReport(sampled, details);
+}
+
+/** The report of `sampled` entries compared, `details` the ones that differed (also how per-entity reports add up). */
+export function reconcileReport(sampled: number, details: readonly ReconcileMismatch[]): ReconcileReport {
   return {
     sampled,
-    mismatches,
+    mismatches: details.length,
     repaired: details.filter((detail) => detail.repaired).length,
-    mismatchRate: sampled === 0 ? 0 : mismatches / sampled,
+    mismatchRate: sampled === 0 ? 0 : details.length / sampled,
     details,
   };
 }

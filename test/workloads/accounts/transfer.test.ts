@@ -4,6 +4,7 @@ import { ACCOUNT_REASONS, JOB_TYPES } from '../../../workloads/accounts/index.ts
 import { METRICS } from '../../../shared/observability/index.ts';
 import { captureOutput, metricTotal } from '../../helpers/output.ts';
 import { useWorkerHarness } from '../../helpers/worker-harness.ts';
+import { JOB_CATALOG } from '../../../workloads/registry.ts';
 
 describe('account.transfer: two accounts, one transaction', () => {
   const h = useWorkerHarness();
@@ -58,5 +59,15 @@ describe('account.transfer: two accounts, one transaction', () => {
     const balances = await Promise.all([0, 1, 2].map(async (i) => (await h.account(`acc-ring-${i}`))?.balance ?? 0));
     assert.equal(balances.reduce((sum, balance) => sum + balance, 0), 50, `balances ${balances.join(', ')}`);
     assert.equal(metricTotal(output, METRICS.processed) + (await h.deadLetters(queues)).length, 9);
+  });
+
+  it('asks the job type for its resources once per record, for both its lane and its claim', async () => {
+    const queues = await h.queues();
+    const declared = JOB_CATALOG[JOB_TYPES.transfer];
+    let calls = 0;
+    const catalog = { ...JOB_CATALOG, [JOB_TYPES.transfer]: { ...declared, resources: (job: Parameters<NonNullable<typeof declared.resources>>[0]) => (calls += 1, declared.resources?.(job) ?? []) } };
+    await h.send(queues, transfer('acc-tr-once', 'acc-tr-twice', 1, 'tr-once'));
+    await captureOutput(() => h.drain(queues, h.worker(queues, { catalog })));
+    assert.equal(calls, 1);
   });
 });
