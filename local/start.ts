@@ -17,7 +17,6 @@ import { WORKLOADS } from '../workloads/registry.ts';
 import { startLocalCloud, type LocalCloud } from './cloud/index.ts';
 import { runDemo } from './demo/run.ts';
 import { demoWorkload } from './demo/workload.ts';
-import { serveCloudWatch } from './cloud/cloudwatch-endpoint.ts';
 import { removeLocalCloudFile, writeLocalCloudFile } from '../shared/discovery/index.ts';
 
 const { values: flags } = parseArgs({
@@ -45,7 +44,6 @@ const fakes = await startWorkloadFakes(WORKLOADS);
 for (const [setting, api] of fakes.apis) log(`  fake      ${api.url}  ${setting} (${api.description})`);
 
 let cloud: LocalCloud | undefined;
-let cloudwatch: Awaited<ReturnType<typeof serveCloudWatch>> | undefined;
 let shuttingDown = false;
 const shutdown = async (signal: string) => {
   if (shuttingDown) return;
@@ -53,7 +51,6 @@ const shutdown = async (signal: string) => {
   log(`\n${signal}: draining — polling stopped, letting in-flight invocations finish ...`);
   await cloud?.stop({ graceMs: 10_000 }).catch((error: unknown) => log(`  (cloud stop: ${String(error)})`));
   removeLocalCloudFile();
-  await cloudwatch?.stop();
   await fakes.stop();
   log('stopping engines ...');
   await engines.stop();
@@ -87,13 +84,12 @@ for (const url of resources.urls) log(`  url       ${url.url}  → ${url.functio
 for (const check of cloud.preTrafficChecks) log(`  pre-traffic check  ${check.hookFunctionName} → ${check.functionName}: ${check.status}`);
 log(`  (not emulated: ${resources.ignoredTypes.join(', ')})`);
 
-cloudwatch = await serveCloudWatch(cloud.metrics, 0, cloud.alarms);
-log(`  cloudwatch ${cloudwatch.url}  (metrics the functions logged as EMF: GetMetricData, ListMetrics)`);
+log(`  cloudwatch ${cloud.cloudWatchUrl}  (metrics the functions logged as EMF: GetMetricData, ListMetrics; the stack's alarms: DescribeAlarms)`);
 writeLocalCloudFile({
   pid: process.pid,
   stackName: resources.stackName,
   region: LOCAL_REGION,
-  environment: { ...engineEnvironment(engines), AWS_ENDPOINT_URL_CLOUDWATCH: cloudwatch.url },
+  environment: { ...engineEnvironment(engines), AWS_ENDPOINT_URL_CLOUDWATCH: cloud.cloudWatchUrl },
   outputs: resources.outputs,
   startedAt: new Date().toISOString(),
 });

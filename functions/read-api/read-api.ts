@@ -18,7 +18,8 @@ type Response = APIGatewayProxyStructuredResultV2;
  * declares a `route` (e.g. `GET /widgets/{id}`).
  *
  * - 200 with the entity's cached value, header `x-cache: hit | miss | bypass`
- *   (`bypass`: Redis unavailable, answered from the table)
+ *   (`bypass`: Redis unavailable, answered from the table) and `x-cache-schema: <n>`, the cache
+ *   schema version this code reads (during a rollout, which keys answered)
  * - 400 for an id that is not valid (the body says what a valid one looks like)
  * - 404 for an unknown item or any other path; 405 (with `allow: GET`) for other methods
  * - 500 with a generic body for anything unexpected; the details go to the log, never to the caller
@@ -42,8 +43,8 @@ export function createReadApi(deps: ReadApiDependencies): (event: APIGatewayProx
       const id = decodeSegment(match[2] ?? '');
       if (id === undefined || !isCacheableId(id)) return invalidId(entity);
       const { value, source } = await deps.cache.get(entity, id);
-      if (!value) return json(404, { message: `${entity.name} '${id}' not found` }, cacheHeader(source));
-      return json(200, value, cacheHeader(source));
+      if (!value) return json(404, { message: `${entity.name} '${id}' not found` }, cacheHeaders(entity, source));
+      return json(200, value, cacheHeaders(entity, source));
     } catch (error) {
       if (error instanceof InvalidCacheIdError && entity) return invalidId(entity);
       logger.error('read request failed', { rawPath: event.rawPath, requestId: event.requestContext?.requestId, error: error as Error });
@@ -66,8 +67,8 @@ function decodeSegment(segment: string): string | undefined {
   }
 }
 
-function cacheHeader(source: ReadSource): Record<string, string> {
-  return { 'x-cache': source };
+function cacheHeaders(entity: CachedEntity, source: ReadSource): Record<string, string> {
+  return { 'x-cache': source, 'x-cache-schema': String(entity.schemaVersion) };
 }
 
 function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): Response {

@@ -223,7 +223,7 @@ function prefixed(prefix: string, counts: Record<string, number>): Record<string
 }
 
 /** Waits until the queue has nothing visible, in flight or delayed, twice in a row. */
-async function drain(sqs: SQSClient, queueUrl: string, timeoutMs: number, log?: (line: string) => void): Promise<void> {
+export async function drain(sqs: SQSClient, queueUrl: string, timeoutMs: number, log?: (line: string) => void): Promise<void> {
   const startedMs = Date.now();
   let quiet = 0;
   for (let poll = 1; quiet < 2; poll += 1) {
@@ -270,14 +270,14 @@ async function replayUnexpected(
   return report.replayed;
 }
 
-/** Every cache entry compared with the table, nothing repaired. */
-async function compareCache(outputs: Record<string, string>, documents: DynamoDBDocumentClient, redis: Engine) {
+/** Every cache entry compared with the table, nothing repaired (of `entities`: by default this tree's). */
+export async function compareCache(outputs: Record<string, string>, documents: DynamoDBDocumentClient, redis: Pick<Engine, 'endpoint'>, entities = workloadEntities(WORKLOADS)) {
   const client = createCacheClient({ url: redis.endpoint, commandTimeoutMs: 5_000 });
   try {
     await connectCacheClient(client);
     const cache = new EntityCache({
       redis: client, documents, tableName: outputs.StateTableName as string, observability: createObservability({ workerVersion: 'chaos-check' }),
-      entities: workloadEntities(WORKLOADS),
+      entities,
     });
     return await cache.reconcile({ sample: Infinity, repair: false });
   } finally {

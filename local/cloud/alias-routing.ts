@@ -58,6 +58,12 @@ export class AliasRouting {
     return removed;
   }
 
+  /** Points the alias at `version` with no routing left (a rollback after promotion, or a stack update's rollback). */
+  reset(version: LocalVersion): void {
+    this.#primary = version;
+    this.#additional = undefined;
+  }
+
   /** The version one invocation runs on. */
   pick(): LocalVersion {
     const additional = this.#additional;

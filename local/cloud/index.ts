@@ -8,7 +8,9 @@ import { engineEnvironment, freePort, localClientConfig, type EngineEndpoints } 
 import { FunctionRuntime, type FunctionFaults } from '../lambda/function-runtime.ts';
 import { startSqsEventSource, type SqsEventSource, type InvocationSummary } from '../lambda/sqs-event-source.ts';
 import { startDynamoDbStreamEventSource, type DynamoDbStreamEventSource } from '../lambda/dynamodb-stream-event-source.ts';
-import { synthesize } from './assembly.ts';
+import { synthesize, type SynthesizedStack } from './assembly.ts';
+import { serveCloudWatch } from './cloudwatch-endpoint.ts';
+import { runDeployment, type DeploymentEvent, type DeploymentOutcome } from '../codedeploy/deployment.ts';
 import { serveFunctionUrl } from './function-url.ts';
 import { serveCodeDeploy } from './codedeploy-endpoint.ts';
 import { serveLambda } from './lambda-endpoint.ts';
@@ -30,13 +32,33 @@ export interface PublishedCode {
 }
 
 export { MetricsCollector } from './metrics.ts';
-export type { LocalResources } from './provision.ts';
+export type { LocalResources, LocalDeploymentGroup } from './provision.ts';
+export type { DeploymentEvent, DeploymentOutcome } from '../codedeploy/deployment.ts';
+
+/** What a stack update did, as CloudFormation and CodeDeploy would report it. */
+export interface StackUpdateOutcome {
+  /** Succeeded: every function and alarm now runs the new template; otherwise the stack rolled back to the previous one. */
+  readonly status: 'UPDATE_COMPLETE' | 'UPDATE_ROLLBACK_COMPLETE';
+  /** The deployment of each aliased function with a deployment group. */
+  readonly deployments: readonly DeploymentOutcome[];
+  /** Functions without a deployment group, replaced in place (all at once), and put back on a rollback. */
+  readonly replacedInPlace: readonly string[];
+  /** What the new template has that a local update does not apply (e.g. a new event source mapping). */
+  readonly notApplied: readonly string[];
+}
+
+export interface StackUpdateOptions {
+  /** Every event of the update, as it happens (CloudFormation's and CodeDeploy's). */
+  readonly onEvent?: (event: DeploymentEvent & { readonly source: string }) => void;
+}
 
 export interface LocalCloudOptions {
   /** Running engines (see `startEngines`), possibly started by another process. */
   readonly engines: EngineEndpoints;
   /** @default - this repository's infra/bin/ballast.ts */
   readonly appFile?: string;
+  /** An app synthesized already (e.g. from another git tree); `appFile` and `context` are then unused. Its assembly is removed on stop. @default - synthesized here */
+  readonly stack?: SynthesizedStack;
   /** Extra CDK context besides `env=local` (e.g. a workload setting, `<NAME>_API_URL`). @default {} */
   readonly context?: Record<string, unknown>;
   /** Shared, mutable: flip fields on a running cloud to inject faults. @default {} */
@@ -58,6 +80,12 @@ export interface LocalCloudOptions {
    * @default {}
    */
   readonly functionEnvironment?: Record<string, string>;
+  /**
+   * Values that replace the template's own in every function that has the variable, e.g. a
+   * workload setting synthesized as an https placeholder for `env=staging`, pointed at its local
+   * fake. @default {}
+   */
+  readonly environmentOverrides?: Readonly<Record<string, string>>;
   /** Stream pollers' GetRecords interval. @default 200 */
   readonly streamPollIntervalMs?: number;
 }
@@ -76,6 +104,8 @@ export interface LocalCloud {
    * version or, for the share `route` gives it, to one additional version (a canary).
    */
   readonly routing: ReadonlyMap<string, AliasRouting>;
+  /** Every version of `functionName` published so far, oldest first. */
+  versions(functionName: string): LocalVersion[];
   /** Publishes the next version of `functionName` (no traffic until `routing.get(name).route(...)`). */
   publishVersion(functionName: string, code?: PublishedCode): LocalVersion;
   readonly faults: FunctionFaults;
@@ -84,6 +114,16 @@ export interface LocalCloud {
    * invokes the new version with a readiness event and reports Succeeded or Failed.
    */
   readonly preTrafficChecks: readonly { readonly functionName: string; readonly hookFunctionName: string; readonly status: string }[];
+  /** The local CloudWatch endpoint (metrics, `DescribeAlarms`); functions reach it through `AWS_ENDPOINT_URL_CLOUDWATCH`. */
+  readonly cloudWatchUrl: string;
+  /**
+   * A stack update to `next` (the same app synthesized from another tree), as `cdk deploy` runs it:
+   * functions without a deployment group and the alarms are replaced in place; each aliased
+   * function with a deployment group gets a new version, deployed through the local CodeDeploy
+   * (hooks, traffic steps, rollback alarms) on the cloud's time scale. A failed or stopped
+   * deployment rolls the whole update back, as CloudFormation does.
+   */
+  updateStack(next: SynthesizedStack, options?: StackUpdateOptions): Promise<StackUpdateOutcome>;
   /** Resolves when every stream mapping has caught up and is idle; rejects after `timeoutMs`. */
   streamsIdle(timeoutMs: number): Promise<void>;
   /**
@@ -100,7 +140,7 @@ export interface LocalCloud {
  * serves its Function URLs. Nothing here names a resource of the stack.
  */
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
-  const [stack, ...others] = await synthesize({ appFile: options.appFile, context: { env: 'local', ...options.context } });
+  const [stack, ...others] = options.stack ? [options.stack] : await synthesize({ appFile: options.appFile, context: { env: 'local', ...options.context } });
   if (!stack || others.length > 0) throw new Error(`the local cloud runs exactly one stack; the app synthesized ${others.length + (stack ? 1 : 0)}`);
   const dynamodb = new DynamoDBClient(localClientConfig(options.engines.dynamodb.endpoint));
   const streams = new DynamoDBStreamsClient(localClientConfig(options.engines.dynamodb.endpoint));
@@ -117,11 +157,24 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const queueMetrics = sampleQueueMetrics({ sqs, queues: resources.queues, series: metrics.series, clock: metrics.clock, intervalMs: everyMs });
   const faults = options.faults ?? {};
   const runtimes = new Map<string, FunctionRuntime>();
-  // Functions reach each other (Invoke) and CodeDeploy (hook verdicts) like any other AWS API.
-  const lambdaApi = await serveLambda(runtimes);
+  /** Every published version of each function, by number. */
+  const versions = new Map<string, Map<string, LocalVersion>>();
+  // Functions reach each other (Invoke), CodeDeploy (hook verdicts) and CloudWatch like any other AWS API.
+  const lambdaApi = await serveLambda((name, qualifier) => {
+    const routed = routing.get(name);
+    if (!routed) return undefined;
+    if (qualifier === undefined || qualifier === '$LATEST') return { runtime: routed.primary.runtime, version: '$LATEST' };
+    const published = versions.get(name)?.get(qualifier);
+    if (published) return { runtime: published.runtime, version: published.version };
+    if (!resources.functions.find((fn) => fn.name === name)?.aliases.includes(qualifier)) return undefined;
+    const picked = routed.pick();
+    return { runtime: picked.runtime, version: picked.version };
+  });
   const codeDeploy = await serveCodeDeploy();
+  const cloudWatch = await serveCloudWatch(metrics, 0, alarms);
   const baseEnvironment = {
-    ...engineEnvironment(options.engines), AWS_ENDPOINT_URL_LAMBDA: lambdaApi.url, AWS_ENDPOINT_URL_CODEDEPLOY: codeDeploy.url, ...options.functionEnvironment,
+    ...engineEnvironment(options.engines), AWS_ENDPOINT_URL_LAMBDA: lambdaApi.url, AWS_ENDPOINT_URL_CODEDEPLOY: codeDeploy.url,
+    AWS_ENDPOINT_URL_CLOUDWATCH: cloudWatch.url, ...options.functionEnvironment,
   };
   /** Every runtime of every version, stopped with the cloud. */
   const allRuntimes: FunctionRuntime[] = [];
@@ -140,6 +193,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         AWS_LAMBDA_FUNCTION_VERSION: version === LOCAL_VERSION ? '$LATEST' : version,
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryLimitInMB),
         ...fn.environment,
+        ...Object.fromEntries(Object.entries(options.environmentOverrides ?? {}).filter(([key]) => key in fn.environment)),
         ...code.environment,
       },
       faults,
@@ -158,8 +212,17 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   for (const fn of resources.functions) {
     const runtime = runtimeFor(fn, LOCAL_VERSION);
     runtimes.set(fn.name, runtime);
-    routing.set(fn.name, new AliasRouting({ version: LOCAL_VERSION, runtime }));
+    const first = { version: LOCAL_VERSION, runtime };
+    versions.set(fn.name, new Map([[LOCAL_VERSION, first]]));
+    routing.set(fn.name, new AliasRouting(first));
   }
+  const publish = (fn: LocalResources['functions'][number], code: PublishedCode = {}, number?: string): LocalVersion => {
+    const version = number ?? String((published.get(fn.name) ?? 1) + 1);
+    published.set(fn.name, Number(version));
+    const created = { version, runtime: runtimeFor(fn, version, code) };
+    versions.get(fn.name)?.set(version, created);
+    return created;
+  };
   const routingOf = (name: string) => {
     const routed = routing.get(name);
     if (!routed) throw new Error(`a mapping or URL targets function ${name}, which the template does not define`);
@@ -236,18 +299,84 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     }));
   }
 
+  let deployments = 0;
+  /** Invokes a lifecycle hook as CodeDeploy does and waits for the status it reports (within its timeout). */
+  const runHook = async (hookFunctionName: string, deploymentId: string): Promise<string> => {
+    const executionId = randomUUID();
+    const hook = routingOf(hookFunctionName).primary.runtime;
+    try {
+      await hook.invoke({ DeploymentId: deploymentId, LifecycleEventHookExecutionId: executionId });
+      return (await codeDeploy.statusOf(executionId, 5_000)).status;
+    } catch (error) {
+      return `Failed (${(error as Error).message})`;
+    }
+  };
   const preTrafficChecks = [];
   for (const hook of resources.preTrafficHooks) {
-    const executionId = randomUUID();
-    let status: string;
-    try {
-      await runtimeOf(hook.hookFunctionName).invoke({ DeploymentId: `d-LOCAL${preTrafficChecks.length + 1}`, LifecycleEventHookExecutionId: executionId });
-      status = (await codeDeploy.statusOf(executionId, 5_000)).status;
-    } catch (error) {
-      status = `Failed (${(error as Error).message})`;
-    }
+    deployments += 1;
+    const status = await runHook(hook.hookFunctionName, `d-LOCAL${deployments}`);
     preTrafficChecks.push({ functionName: hook.functionName, hookFunctionName: hook.hookFunctionName, status });
   }
+  let current = resources;
+
+  const updateStack = async (next: SynthesizedStack, updateOptions: StackUpdateOptions = {}): Promise<StackUpdateOutcome> => {
+    const startedMs = Date.now();
+    const emit = (source: string, kind: DeploymentEvent['kind'], message: string) => updateOptions.onEvent?.({ source, atMs: Date.now() - startedMs, kind, message });
+    // The number the new template's versions resolve to (what its rollback alarms watch as ExecutedVersion).
+    const nextVersion = String(Math.max(...[...published.values(), 1]) + 1);
+    const nextResources = await provision({
+      stack: next, dynamodb, sqs, sqsEndpoint: options.engines.sqs.endpoint, redisPort: options.engines.redis.port, urlPorts: async () => 0,
+      version: nextVersion, resolveOnly: true,
+    });
+    const notApplied = [
+      ...nextResources.functions.filter((fn) => !routing.has(fn.name)).map((fn) => `new function ${fn.name}`),
+      ...nextResources.mappings.filter((m) => !current.mappings.some((c) => c.functionName === m.functionName && c.eventSourceArn === m.eventSourceArn))
+        .map((m) => `new event source mapping ${m.logicalId}`),
+      ...nextResources.queues.filter((q) => !current.queues.some((c) => c.name === q.name)).map((q) => `new queue ${q.name}`),
+      ...nextResources.tables.filter((t) => !current.tables.some((c) => c.name === t.name)).map((t) => `new table ${t.name}`),
+    ];
+    for (const item of notApplied) emit('CloudFormation', 'created', `not applied locally: ${item}`);
+    const grouped = new Set(nextResources.deploymentGroups.map((group) => group.functionName));
+    const before = new Map([...routing].map(([name, routed]) => [name, routed.primary]));
+    const previousAlarms = current.alarms;
+    const replacedInPlace: string[] = [];
+    for (const fn of nextResources.functions) {
+      const routed = routing.get(fn.name);
+      if (!routed || grouped.has(fn.name)) continue;
+      routed.reset(publish(fn));
+      replacedInPlace.push(fn.name);
+    }
+    emit('CloudFormation', 'created', `UPDATE_IN_PROGRESS: ${replacedInPlace.length} functions replaced in place (${replacedInPlace.join(', ')}), ${nextResources.alarms.length} alarms updated`);
+    alarms.replace(nextResources.alarms);
+    const outcomes: DeploymentOutcome[] = [];
+    for (const group of nextResources.deploymentGroups) {
+      const fn = nextResources.functions.find((candidate) => candidate.name === group.functionName);
+      const routed = routing.get(group.functionName);
+      if (!fn || !routed) continue;
+      deployments += 1;
+      const deploymentId = `d-LOCAL${deployments}`;
+      codeDeploy.registerDeployment({ deploymentId, createTimeMs: metrics.clock(), deploymentGroupName: group.logicalId });
+      const outcome = await runDeployment({
+        deploymentId, group, routing: routed, target: publish(fn, {}, nextVersion), timeScale,
+        runHook: async (hookName) => ((await runHook(hookName, deploymentId)) === 'Succeeded' ? 'Succeeded' : 'Failed'),
+        alarmState: (name) => alarms.byName(name),
+        onEvent: (event) => updateOptions.onEvent?.({ ...event, source: `CodeDeploy ${deploymentId}`, atMs: Date.now() - startedMs }),
+      });
+      codeDeploy.registerDeployment({ deploymentId, createTimeMs: metrics.clock(), deploymentGroupName: group.logicalId, status: outcome.status });
+      outcomes.push(outcome);
+      if (outcome.status !== 'Succeeded') break;
+    }
+    if (outcomes.every((outcome) => outcome.status === 'Succeeded')) {
+      current = { ...nextResources, urls: current.urls };
+      emit('CloudFormation', 'end', 'UPDATE_COMPLETE');
+      return { status: 'UPDATE_COMPLETE', deployments: outcomes, replacedInPlace, notApplied };
+    }
+    // CloudFormation rolls every resource of the update back: functions to their previous code, alarms to their previous definitions.
+    for (const [name, version] of before) routing.get(name)?.reset(version);
+    alarms.replace(previousAlarms);
+    emit('CloudFormation', 'end', `UPDATE_ROLLBACK_COMPLETE: ${[...before.keys()].length} functions and ${previousAlarms.length} alarms back to the previous template`);
+    return { status: 'UPDATE_ROLLBACK_COMPLETE', deployments: outcomes, replacedInPlace, notApplied };
+  };
 
   let stopping: Promise<void> | undefined;
   return {
@@ -260,10 +389,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     publishVersion(functionName, code = {}) {
       const fn = resources.functions.find((candidate) => candidate.name === functionName);
       if (!fn) throw new Error(`no function ${functionName} in the stack`);
-      const version = String((published.get(functionName) ?? 1) + 1);
-      published.set(functionName, Number(version));
-      return { version, runtime: runtimeFor(fn, version, code) };
+      return publish(fn, code);
     },
+    cloudWatchUrl: cloudWatch.url,
+    updateStack,
+    versions: (functionName) => [...(versions.get(functionName)?.values() ?? [])],
     faults,
     preTrafficChecks,
     streamsIdle: async (timeoutMs) => void (await Promise.all(streamSources.map((source) => source.idle(timeoutMs)))),
@@ -278,7 +408,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
           server.close(() => resolve());
         })));
         await Promise.all(allRuntimes.map((runtime) => runtime.stop()));
-        await Promise.all([lambdaApi.stop(), codeDeploy.stop()]);
+        await Promise.all([lambdaApi.stop(), codeDeploy.stop(), cloudWatch.stop()]);
         dynamodb.destroy();
         streams.destroy();
         sqs.destroy();

@@ -8,20 +8,39 @@ const INVOKE = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 
 /**
  * The Lambda `Invoke` API (REST-JSON, as `@aws-sdk/client-lambda` and `aws lambda invoke` speak
- * it) over the local cloud's functions: by name, ARN or qualified ARN. A handler error answers 200
+ * it) over the local cloud's functions: by name, ARN or qualified ARN (a version runs that
+ * version, as the pre-traffic hook invokes the version being deployed). A handler error answers 200
  * with `X-Amz-Function-Error: Unhandled` and the error as the payload, as Lambda does. Functions
  * reach it through `AWS_ENDPOINT_URL_LAMBDA` (the pre-traffic hook invokes the worker this way).
  */
-export function serveLambda(runtimes: ReadonlyMap<string, FunctionRuntime>, port = 0): Promise<LocalEndpoint> {
-  return listenLocal((request, response) => handle(runtimes, request, response), port);
+export function serveLambda(resolveFunction: FunctionResolver, port = 0): Promise<LocalEndpoint> {
+  return listenLocal((request, response) => handle(resolveFunction, request, response), port);
 }
 
-async function handle(runtimes: ReadonlyMap<string, FunctionRuntime>, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const match = INVOKE.exec(new URL(request.url ?? '/', 'http://localhost').pathname);
+/**
+ * The runtime an invocation of `name` with `qualifier` (a version number, an alias, or none for
+ * `$LATEST`) runs on, and the version it reports; undefined when there is no such function or version.
+ */
+export type FunctionResolver = (name: string, qualifier: string | undefined) => { readonly runtime: FunctionRuntime; readonly version: string } | undefined;
+
+/** `name`, `name:qualifier`, or a function ARN with or without its qualifier → the qualifier. */
+function qualifierOf(reference: string, query: string | null): string | undefined {
+  const parts = reference.startsWith('arn:') ? reference.split(':').slice(7) : reference.split(':').slice(1);
+  return parts[0] ?? query ?? undefined;
+}
+
+async function handle(resolveFunction: FunctionResolver, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const match = INVOKE.exec(url.pathname);
   if (request.method !== 'POST' || !match?.[1]) return reply(response, 404, { Type: 'User', message: 'only Invoke is emulated' });
-  const name = functionNameOf(decodeURIComponent(match[1]));
-  const runtime = runtimes.get(name);
-  if (!runtime) return reply(response, 404, { Type: 'User', message: `Function not found: ${name}` }, { 'x-amzn-errortype': 'ResourceNotFoundException' });
+  const reference = decodeURIComponent(match[1]);
+  const name = functionNameOf(reference);
+  const qualifier = qualifierOf(reference, url.searchParams.get('Qualifier'));
+  const target = resolveFunction(name, qualifier);
+  if (!target) {
+    return reply(response, 404, { Type: 'User', message: `Function not found: ${name}${qualifier ? `:${qualifier}` : ''}` }, { 'x-amzn-errortype': 'ResourceNotFoundException' });
+  }
+  const { runtime, version } = target;
   const body = await readBody(request);
   let event: unknown = {};
   try {
@@ -31,11 +50,11 @@ async function handle(runtimes: ReadonlyMap<string, FunctionRuntime>, request: I
   }
   try {
     const result = await runtime.invoke(event);
-    return reply(response, 200, result ?? null, { 'x-amz-executed-version': '$LATEST' });
+    return reply(response, 200, result ?? null, { 'x-amz-executed-version': version });
   } catch (error) {
     const e = error instanceof Error ? error : new Error(String(error));
     const errorType = e instanceof InvocationError && e.errorType !== 'Handler' ? `Sandbox.${e.errorType}` : e.name;
-    return reply(response, 200, { errorType, errorMessage: e.message }, { 'x-amz-function-error': 'Unhandled', 'x-amz-executed-version': '$LATEST' });
+    return reply(response, 200, { errorType, errorMessage: e.message }, { 'x-amz-function-error': 'Unhandled', 'x-amz-executed-version': version });
   }
 }
 

@@ -7,6 +7,7 @@ import { CreateQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_REGION } from '../engines/index.ts';
 import type { SynthesizedStack } from './assembly.ts';
 import { resolve, type ResolutionContext } from './intrinsics.ts';
+import { customTrafficRouting, predefinedTrafficRouting, type TrafficRouting } from '../codedeploy/traffic.ts';
 
 export const LOCAL_ACCOUNT = '000000000000';
 
@@ -35,6 +36,26 @@ export interface LocalUrl { readonly logicalId: string; readonly functionName: s
 /** A CodeDeploy pre-traffic hook on an alias: what a deployment runs before shifting traffic. */
 export interface LocalTrafficHook { readonly aliasLogicalId: string; readonly functionName: string; readonly hookFunctionName: string }
 
+/**
+ * A CodeDeploy deployment group on a Lambda alias (the alias's `CodeDeployLambdaAliasUpdate`
+ * update policy and the group it names): what a stack update that changes the alias's version runs.
+ */
+export interface LocalDeploymentGroup {
+  readonly logicalId: string;
+  /** The function whose alias it deploys, and the alias. */
+  readonly functionName: string;
+  readonly aliasName: string;
+  /** `DeploymentConfigName`, or the custom config's logical id. */
+  readonly configName: string;
+  readonly routing: TrafficRouting;
+  /** Names of the alarms that stop the deployment (empty when `AlarmConfiguration` is off). */
+  readonly alarms: readonly string[];
+  /** `AutoRollbackConfiguration.Events` when enabled: `DEPLOYMENT_FAILURE`, `DEPLOYMENT_STOP_ON_ALARM`, `DEPLOYMENT_STOP_ON_REQUEST`. */
+  readonly autoRollbackEvents: readonly string[];
+  readonly beforeAllowTrafficHook?: string;
+  readonly afterAllowTrafficHook?: string;
+}
+
 /** Everything the local cloud created from one stack's template. */
 export interface LocalResources {
   readonly stackName: string;
@@ -44,6 +65,8 @@ export interface LocalResources {
   readonly mappings: LocalMapping[];
   readonly urls: LocalUrl[];
   readonly preTrafficHooks: LocalTrafficHook[];
+  /** The template's CodeDeploy deployment groups of Lambda aliases. */
+  readonly deploymentGroups: LocalDeploymentGroup[];
   /**
    * The template's CloudWatch alarms, their metric properties resolved to local names (actions
    * are left out: SNS is not emulated). Evaluated by the local cloud against its metrics.
@@ -68,6 +91,14 @@ export interface ProvisionOptions {
   readonly redisPort: number;
   /** A free port per Function URL, in template order. */
   readonly urlPorts: () => Promise<number>;
+  /**
+   * The version number the template's `AWS::Lambda::Version` resolves to: 1 for the stack as it
+   * starts, the next number for an update's template (its alarms then watch that version).
+   * @default '1'
+   */
+  readonly version?: string;
+  /** Create nothing: resolve the template against resources that exist already (a stack update). @default false */
+  readonly resolveOnly?: boolean;
 }
 
 /**
@@ -125,20 +156,38 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     refs.set(id, name);
     attributes.set(id, { Arn: arn('lambda', `function:${name}`) });
   }
+  const version = options.version ?? '1';
   for (const [id, r] of of('AWS::Lambda::Version')) {
     const name = String(resolve(props(r).FunctionName, context));
-    refs.set(id, arn('lambda', `function:${name}:1`));
-    attributes.set(id, { Version: '1' });
+    refs.set(id, arn('lambda', `function:${name}:${version}`));
+    attributes.set(id, { Version: version });
   }
+  for (const [id, r] of of('AWS::CloudWatch::Alarm')) {
+    const name = props(r).AlarmName;
+    refs.set(id, name === undefined ? id : String(resolve(name, context)));
+  }
+  for (const [id] of of(['AWS::CodeDeploy::Application', 'AWS::CodeDeploy::DeploymentGroup', 'AWS::CodeDeploy::DeploymentConfig'])) refs.set(id, id);
   const preTrafficHooks: LocalTrafficHook[] = [];
+  const deploymentGroups: LocalDeploymentGroup[] = [];
   const aliases = new Map<string, string[]>();
   for (const [id, r] of of('AWS::Lambda::Alias')) {
     const p = props(r);
     const functionName = String(resolve(p.FunctionName, context));
     aliases.set(functionName, [...(aliases.get(functionName) ?? []), String(p.Name)]);
     refs.set(id, arn('lambda', `function:${functionName}:${String(p.Name)}`));
-    const hook = (r.UpdatePolicy?.CodeDeployLambdaAliasUpdate as { BeforeAllowTrafficHook?: unknown } | undefined)?.BeforeAllowTrafficHook;
-    if (hook) preTrafficHooks.push({ aliasLogicalId: id, functionName, hookFunctionName: functionNameOf(resolve(hook, context)) });
+    const update = r.UpdatePolicy?.CodeDeployLambdaAliasUpdate as Record<string, unknown> | undefined;
+    if (!update) continue;
+    const hook = (key: string) => (update[key] === undefined ? undefined : functionNameOf(resolve(update[key], context)));
+    const before = hook('BeforeAllowTrafficHook');
+    if (before) preTrafficHooks.push({ aliasLogicalId: id, functionName, hookFunctionName: before });
+    const groupId = String(resolve(update.DeploymentGroupName, context));
+    const group = stack.template.Resources[groupId];
+    if (group?.Type !== 'AWS::CodeDeploy::DeploymentGroup') throw new Error(`alias ${id}: its update policy names deployment group ${groupId}, which the template does not define`);
+    const { DeploymentConfigName, AlarmConfiguration, AutoRollbackConfiguration } = props(group);
+    const deciding = resolve({ DeploymentConfigName, AlarmConfiguration, AutoRollbackConfiguration }, context) as Record<string, unknown>;
+    deploymentGroups.push(deploymentGroup(groupId, deciding, stack.template.Resources, context, {
+      functionName, aliasName: String(p.Name), before, after: hook('AfterAllowTrafficHook'),
+    }));
   }
   const urls: LocalUrl[] = [];
   for (const [id, r] of of('AWS::Lambda::Url')) {
@@ -165,11 +214,13 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
       ...(stream?.StreamViewType ? { StreamSpecification: { StreamEnabled: true, StreamViewType: stream.StreamViewType as 'NEW_AND_OLD_IMAGES' } } : {}),
     };
     // A second cloud on the same engines (a restart) finds its tables already there, data intact.
-    await options.dynamodb.send(new CreateTableCommand(input)).catch((error: unknown) => {
-      if ((error as Error).name !== 'ResourceInUseException') throw error;
-    });
+    if (!options.resolveOnly) {
+      await options.dynamodb.send(new CreateTableCommand(input)).catch((error: unknown) => {
+        if ((error as Error).name !== 'ResourceInUseException') throw error;
+      });
+    }
     const ttl = p.TimeToLiveSpecification as { AttributeName?: string; Enabled?: boolean } | undefined;
-    if (ttl?.Enabled && ttl.AttributeName) {
+    if (ttl?.Enabled && ttl.AttributeName && !options.resolveOnly) {
       await options.dynamodb.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttl.AttributeName, Enabled: true } }))
         .catch((error: unknown) => {
           if (!/already enabled/i.test((error as Error).message)) throw error;
@@ -194,7 +245,7 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     }
     if (fifo) queueAttributes.FifoQueue = 'true';
     if (p.RedrivePolicy) queueAttributes.RedrivePolicy = JSON.stringify(p.RedrivePolicy);
-    await options.sqs.send(new CreateQueueCommand({ QueueName: attrs.QueueName, Attributes: queueAttributes }));
+    if (!options.resolveOnly) await options.sqs.send(new CreateQueueCommand({ QueueName: attrs.QueueName, Attributes: queueAttributes }));
     queues.push({ logicalId: id, name: attrs.QueueName, url: attrs.QueueUrl, arn: attrs.Arn, fifo });
   }
 
@@ -222,7 +273,10 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     const p = resolve(props(r), context) as Record<string, unknown>;
     return { logicalId: id, functionName: functionNameOf(p.FunctionName), eventSourceArn: String(p.EventSourceArn), properties: p };
   });
-  for (const type of ['AWS::Lambda::Version', 'AWS::Lambda::Alias', 'AWS::Lambda::Url', 'AWS::ElastiCache::ServerlessCache']) handled.add(type);
+  for (const type of [
+    'AWS::Lambda::Version', 'AWS::Lambda::Alias', 'AWS::Lambda::Url', 'AWS::ElastiCache::ServerlessCache',
+    'AWS::CodeDeploy::Application', 'AWS::CodeDeploy::DeploymentGroup', 'AWS::CodeDeploy::DeploymentConfig',
+  ]) handled.add(type);
 
   const alarms: LocalAlarmResource[] = of('AWS::CloudWatch::Alarm').map(([id, r]) => {
     handled.add(r.Type);
@@ -243,7 +297,28 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     }
   }
   const ignoredTypes = [...new Set(resources.map(([, r]) => r.Type).filter((type) => !handled.has(type)))].sort();
-  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, preTrafficHooks, alarms, ignoredTypes, outputs };
+  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, preTrafficHooks, deploymentGroups, alarms, ignoredTypes, outputs };
+}
+
+/** A deployment group's resolved properties, with its config (predefined, or a custom resource of the template). */
+function deploymentGroup(
+  logicalId: string, p: Record<string, unknown>, resources: SynthesizedStack['template']['Resources'], context: ResolutionContext,
+  alias: { functionName: string; aliasName: string; before?: string; after?: string },
+): LocalDeploymentGroup {
+  const configName = String(p.DeploymentConfigName ?? 'CodeDeployDefault.LambdaCanary10Percent5Minutes');
+  const custom = resources[configName];
+  const routing = custom?.Type === 'AWS::CodeDeploy::DeploymentConfig'
+    ? customTrafficRouting(resolve(custom.Properties ?? {}, context) as Record<string, unknown>, configName)
+    : predefinedTrafficRouting(configName);
+  const alarmConfig = p.AlarmConfiguration as { Enabled?: boolean; Alarms?: { Name?: unknown }[] } | undefined;
+  const rollback = p.AutoRollbackConfiguration as { Enabled?: boolean; Events?: string[] } | undefined;
+  return {
+    logicalId, functionName: alias.functionName, aliasName: alias.aliasName, configName, routing,
+    alarms: alarmConfig?.Enabled === false ? [] : (alarmConfig?.Alarms ?? []).map((alarm) => String(alarm.Name)),
+    autoRollbackEvents: rollback?.Enabled ? [...(rollback.Events ?? [])] : [],
+    ...(alias.before ? { beforeAllowTrafficHook: alias.before } : {}),
+    ...(alias.after ? { afterAllowTrafficHook: alias.after } : {}),
+  };
 }
 
 /** `name`, `name:qualifier` or a function/alias ARN → the function name. */

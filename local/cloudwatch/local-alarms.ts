@@ -36,23 +36,41 @@ export interface LocalAlarmsOptions {
  * resolved or computed locally stays INSUFFICIENT_DATA with the reason.
  */
 export class LocalAlarms {
-  readonly #definitions: { readonly logicalId: string; readonly definition?: AlarmDefinition; readonly unresolved?: string }[];
-  readonly #statuses = new Map<string, AlarmStatus>();
+  #definitions: { readonly logicalId: string; readonly definition?: AlarmDefinition; readonly unresolved?: string }[] = [];
+  #statuses = new Map<string, AlarmStatus>();
   readonly #options: LocalAlarmsOptions;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: LocalAlarmsOptions) {
     this.#options = options;
-    const now = (options.nowMs ?? Date.now)();
-    this.#definitions = options.alarms.map((alarm) => ('unresolved' in alarm
+    this.replace(options.alarms);
+  }
+
+  /**
+   * Replaces the alarm definitions, as a stack update does: an alarm that stays (same logical id
+   * and name) keeps its state until its next evaluation under the new definition; a new one starts
+   * INSUFFICIENT_DATA; one the template no longer has is deleted.
+   */
+  replace(alarms: LocalAlarmsOptions['alarms']): void {
+    const now = (this.#options.nowMs ?? Date.now)();
+    this.#definitions = alarms.map((alarm) => ('unresolved' in alarm
       ? { logicalId: alarm.logicalId, unresolved: alarm.unresolved }
       : { logicalId: alarm.logicalId, definition: alarmDefinition(alarm.logicalId, alarm.properties) }));
+    const statuses = new Map<string, AlarmStatus>();
     for (const { logicalId, definition, unresolved } of this.#definitions) {
-      this.#statuses.set(logicalId, {
-        logicalId, name: definition?.name ?? logicalId, state: 'INSUFFICIENT_DATA', changedAtMs: now,
+      const name = definition?.name ?? logicalId;
+      const kept = this.#statuses.get(logicalId);
+      statuses.set(logicalId, kept?.name === name && !unresolved ? kept : {
+        logicalId, name, state: 'INSUFFICIENT_DATA', changedAtMs: now,
         reason: unresolved ? `not evaluated locally: ${unresolved}` : 'not evaluated yet',
       });
     }
+    this.#statuses = statuses;
+  }
+
+  /** One alarm's status by name, or undefined when the stack has no such alarm. */
+  byName(name: string): AlarmStatus | undefined {
+    return [...this.#statuses.values()].find((status) => status.name === name);
   }
 
   /** Evaluates every alarm now; returns the transitions (also given to `onTransition`). */

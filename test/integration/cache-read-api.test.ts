@@ -24,6 +24,7 @@ describe('read API: GET /accounts/{id}', () => {
     const first = await api(request('/accounts/acc-api'));
     assert.equal(first.statusCode, 200);
     assert.equal(first.headers?.['x-cache'], 'miss');
+    assert.equal(first.headers?.['x-cache-schema'], '1', 'the cache schema version this code reads');
     assert.equal(first.headers?.['content-type'], 'application/json');
     assert.deepEqual(body(first), { accountId: 'acc-api', balance: 250, version: 1, profile: { name: 'Ada' }, updatedAt: item.updatedAt });
     const second = await api(request('/accounts/acc-api'));

@@ -1,0 +1,297 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { workloadEntities, type Workload } from '../../shared/workloads/index.ts';
+import type { Envelope, EnvelopeInput } from '../../shared/envelope/index.ts';
+import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
+import { replayDeadLetters } from '../../shared/operations/index.ts';
+import { localClientConfig, type EngineEndpoints } from '../engines/index.ts';
+import { startLocalCloud, type DeploymentEvent, type LocalCloud, type StackUpdateOutcome } from '../cloud/index.ts';
+import type { SynthesizedStack } from '../cloud/assembly.ts';
+import type { ExternalApi } from '../external-api/index.ts';
+import { paceMessages } from '../demo/producer.ts';
+import { statistic } from '../cloudwatch/index.ts';
+import { trafficMinutes, trafficSteps } from '../codedeploy/traffic.ts';
+import { chaosWorkload, type ChaosMessage } from '../chaos/workload.ts';
+import { allDeadLetters, checkInvariants, type InvariantReport } from '../chaos/invariants.ts';
+import { compareCache, drain } from '../chaos/run.ts';
+import type { VersionTree } from './tree.ts';
+
+/** What one worker version did during the rehearsal. */
+export interface VersionReport {
+  /** Lambda version number behind the alias. */
+  readonly version: string;
+  /** Its `WORKER_VERSION` (the `workerVersion` dimension of its metrics). */
+  readonly workerVersion: string;
+  readonly tree: string;
+  readonly invocations: number;
+  readonly processed: number;
+  readonly duplicates: number;
+  readonly retried: number;
+  readonly deadLettered: number;
+  /** Envelopes it could not read (retried or dead-lettered as `incompatible-version`). */
+  readonly unreadable: number;
+  /** p99 of its invocations' duration, ms; undefined when it ran none. */
+  readonly p99DurationMs: number | undefined;
+}
+
+export interface RehearsalReport {
+  readonly outcome: 'promote' | 'rollback';
+  /** What decided: the deployment's own reason. */
+  readonly reason: string;
+  readonly update: StackUpdateOutcome;
+  readonly events: readonly (DeploymentEvent & { readonly source: string })[];
+  readonly versions: readonly VersionReport[];
+  /** Every job of the run: how many were sent and where each ended. */
+  readonly jobs: { readonly sent: number; readonly intents: number; readonly byV2Producer: number; readonly replayed: number; readonly deadLetters: Readonly<Record<string, number>> };
+  /** Read API answers by the cache schema version that served them (`x-cache-schema`), and non-2xx/404 answers. */
+  readonly reads: { readonly bySchema: Readonly<Record<string, number>>; readonly failed: number };
+  /** Cache entries that differ from the table, per tree's cache schema (`v1 tree`, `v2 tree`). */
+  readonly staleCache: Readonly<Record<string, number>>;
+  readonly invariants: InvariantReport;
+  /** What `atEnd` printed (`ballast doctor`). */
+  readonly doctor: readonly string[];
+  readonly warnings: readonly string[];
+  readonly seconds: number;
+}
+
+export interface RehearsalOptions {
+  readonly engines: EngineEndpoints;
+  readonly from: { readonly tree: VersionTree; readonly stack: SynthesizedStack };
+  readonly to: { readonly tree: VersionTree; readonly stack: SynthesizedStack };
+  /** The workloads' API fakes (their URLs replace the synthesized placeholders). */
+  readonly apis: ReadonlyMap<string, ExternalApi>;
+  readonly settings: Readonly<Record<string, string>>;
+  readonly timeScale: number;
+  /** Main-phase messages (the workloads' openings come on top). */
+  readonly jobs: number;
+  readonly seed: number;
+  readonly log: (line: string) => void;
+  /** Called once the stack runs, before any traffic (e.g. to publish it for the CLI). */
+  readonly onStarted?: (cloud: LocalCloud) => void | Promise<void>;
+  /** Called after the checks, before the stack stops (e.g. `ballast doctor`); its lines go in the report. */
+  readonly atEnd?: (cloud: LocalCloud) => Promise<readonly string[]>;
+}
+
+/** A rehearsal whose stack could not start (exit 3). */
+export class StackStartError extends Error {
+  override readonly name = 'StackStartError';
+}
+
+const INCOMPATIBLE = 'incompatible-version';
+/** Share of the main phase sent on v1 alone before the deployment starts. */
+const WARM_UP_SHARE = 0.15;
+
+/**
+ * One rehearsal: the stack on v1 under continuous traffic (the chaos run's workloads without
+ * faults) and reads, a stack update to v2 through the local CloudFormation and CodeDeploy, v2's
+ * producer writing from the deployment's start, then quiescence, the operator's replay of what
+ * only the new version can read, and every job accounted for by the chaos run's invariants.
+ */
+export async function rehearse(options: RehearsalOptions): Promise<RehearsalReport> {
+  const startedMs = Date.now();
+  const { log } = options;
+  const warnings = [...options.from.tree.warnings, ...options.to.tree.warnings];
+  const workload = await chaosWorkload(WORKLOADS, { seed: options.seed, jobs: options.jobs, producerDuplicateRate: 0.05, redeliveryRate: 0.02, poisonRate: 0.005 });
+  const v2Producer = await producerOf(options.to.tree, warnings);
+
+  let cloud: LocalCloud;
+  try {
+    cloud = await startLocalCloud({
+      engines: options.engines, stack: options.from.stack, timeScale: options.timeScale, environmentOverrides: options.settings,
+      onAlarm: ({ name, from, to, reason }) => log(`  alarm ${name}: ${from} → ${to} (${reason})`),
+    });
+  } catch (error) {
+    throw new StackStartError(`the stack of ${options.from.tree.label} does not start locally: ${(error as Error).message}`);
+  }
+  const sqs = new SQSClient(localClientConfig(options.engines.sqs.endpoint));
+  const dynamodb = new DynamoDBClient(localClientConfig(options.engines.dynamodb.endpoint));
+  const documents = DynamoDBDocumentClient.from(dynamodb);
+  try {
+    const outputs = cloud.resources.outputs as Record<string, string>;
+    const queueUrl = outputs.JobsQueueUrl as string;
+    const group = cloud.resources.deploymentGroups[0];
+    if (!group) throw new StackStartError(`the stack of ${options.from.tree.label} has no CodeDeploy deployment group on an alias: nothing to rehearse`);
+    const failedChecks = cloud.preTrafficChecks.filter((check) => check.status !== 'Succeeded');
+    if (failedChecks.length > 0) throw new StackStartError(`v1's own readiness check fails (${failedChecks.map((check) => check.status).join('; ')}): fix v1 before rehearsing an upgrade from it`);
+    await options.onStarted?.(cloud);
+    log(`[${since(startedMs)}] v1 (${options.from.tree.label}) runs: ${cloud.resources.functions.length} functions, ${cloud.resources.alarms.length} alarms; `
+      + `${group.functionName}:${group.aliasName} deploys with ${group.configName}, rolled back by ${group.alarms.length} alarms`);
+
+    log(`[${since(startedMs)}] openings: ${workload.openings.length} jobs the rest act on`);
+    await paceMessages({ sqs, queueUrl, messages: workload.openings, durationMs: 0 });
+    await drain(sqs, queueUrl, 120_000);
+
+    const steps = trafficSteps(group.routing);
+    const deploymentMs = (trafficMinutes(steps) * 60_000) / options.timeScale;
+    // Traffic spans the warm-up, the whole deployment and as long again after it.
+    const sendMs = Math.max(10_000, (deploymentMs + 10_000) / (1 - WARM_UP_SHARE) + 5_000);
+    const warmUpCount = Math.floor(workload.messages.length * WARM_UP_SHARE);
+    const warmUp = workload.messages.slice(0, warmUpCount);
+    const rest = workload.messages.slice(warmUpCount).map((message) => ({ body: v2Producer(message) }));
+    const byV2Producer = rest.filter((message, i) => message.body !== workload.messages[warmUpCount + i]?.body).length;
+    log(`[${since(startedMs)}] traffic: ${workload.messages.length} messages over ${Math.round(sendMs / 1000)} s `
+      + `(${Math.round(workload.messages.length / (sendMs / 1000))}/s) with reads; the deployment starts after ${warmUp.length}`);
+
+    const reads = { bySchema: {} as Record<string, number>, failed: 0 };
+    let reading = true;
+    const readers = readConcurrently(outputs.ReadApiUrl as string, workload.reads.flat(), () => reading, reads);
+    await paceMessages({ sqs, queueUrl, messages: warmUp, durationMs: sendMs * WARM_UP_SHARE });
+
+    const events: (DeploymentEvent & { source: string })[] = [];
+    log(`[${since(startedMs)}] stack update to v2 (${options.to.tree.label}); v2's producer writes from now on`);
+    const sending = paceMessages({ sqs, queueUrl, messages: rest, durationMs: sendMs * (1 - WARM_UP_SHARE) });
+    const update = await cloud.updateStack(options.to.stack, {
+      onEvent: (event) => {
+        events.push(event);
+        log(`[${since(startedMs)}] ${event.source}: ${event.message}`);
+      },
+    });
+    await sending;
+    log(`[${since(startedMs)}] all ${warmUp.length + rest.length} messages sent; draining`);
+    await drain(sqs, queueUrl, 300_000, log);
+    const outcome = update.status === 'UPDATE_COMPLETE' ? 'promote' : 'rollback';
+
+    let replayed = 0;
+    const unreadable = (await allDeadLetters(sqs, outputs)).filter((letter) => letter.reason === INCOMPATIBLE);
+    if (outcome === 'promote' && unreadable.length > 0) {
+      log(`[${since(startedMs)}] ${unreadable.length} dead letters only v2 can read: ballast dlq replay --reason ${INCOMPATIBLE}`);
+      const report = await replayDeadLetters(
+        { sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl as string, defaultSourceQueueUrl: queueUrl },
+        { filter: { reasons: [INCOMPATIBLE] }, documents, controlTableName: outputs.ControlTableName as string, catalog: JOB_CATALOG, max: 100_000, deleteDuplicates: true },
+      );
+      replayed = report.replayed;
+      await drain(sqs, queueUrl, 300_000, log);
+    }
+    reading = false;
+    await readers;
+    await cloud.streamsIdle(120_000);
+    await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 120_000, log);
+
+    log(`[${since(startedMs)}] checking every job, the cache of both schemas and the locks`);
+    const redis = options.engines.redis;
+    const staleCache: Record<string, number> = {};
+    for (const [label, tree] of [['v1 tree', options.from.tree], ['v2 tree', options.to.tree]] as const) {
+      const entities = await entitiesOf(tree, warnings);
+      if (entities) staleCache[label] = (await compareCache(outputs, documents, redis, entities)).mismatches;
+    }
+    const invariants = await checkInvariants({
+      workload, documents, sqs, outputs, apis: options.apis, thrownInvocations: 0,
+      cache: await compareCache(outputs, documents, redis), nowMs: Date.now(),
+    });
+    const letters = await allDeadLetters(sqs, outputs);
+    const deadLetters: Record<string, number> = {};
+    for (const letter of letters) deadLetters[letter.reason] = (deadLetters[letter.reason] ?? 0) + 1;
+    const doctor = (await options.atEnd?.(cloud)) ?? [];
+    return {
+      outcome,
+      reason: update.deployments.at(-1)?.reason ?? 'no deployment ran',
+      update,
+      events,
+      versions: versionReports(cloud, group.functionName, group.aliasName, [options.from.tree.label, options.to.tree.label]),
+      jobs: { sent: workload.openings.length + workload.messages.length + replayed, intents: workload.jobs.size, byV2Producer, replayed, deadLetters },
+      reads,
+      staleCache,
+      invariants,
+      doctor,
+      warnings,
+      seconds: Math.round((Date.now() - startedMs) / 1000),
+    };
+  } finally {
+    await cloud.stop({ graceMs: 3_000 });
+    sqs.destroy();
+    dynamodb.destroy();
+  }
+}
+
+/** Per Lambda version of the deployed function: its Lambda metrics (alias + ExecutedVersion) and its ballast metrics (workerVersion). */
+function versionReports(cloud: LocalCloud, functionName: string, alias: string, trees: readonly string[]): VersionReport[] {
+  const { series } = cloud.metrics;
+  const sum = (name: string, where: Record<string, string>) => series.identities('Ballast', name)
+    .filter((identity) => Object.entries(where).every(([key, value]) => identity.dimensions[key] === value))
+    // One dimension set per EMF directive: count the ones without a reason, or with one when asked by reason.
+    .filter((identity) => ('reason' in where) === ('reason' in identity.dimensions))
+    .reduce((total, identity) => total + series.values(identity).reduce((a, b) => a + b, 0), 0);
+  return cloud.versions(functionName).filter((version) => version.version !== '$LATEST').map((version, index) => {
+    const workerVersion = version.runtime.options.environment.WORKER_VERSION ?? 'unknown';
+    const lambda = { FunctionName: functionName, Resource: `${functionName}:${alias}`, ExecutedVersion: version.version };
+    const durations = series.values({ namespace: 'AWS/Lambda', name: 'Duration', dimensions: lambda });
+    const byReason = (name: string) => series.identities('Ballast', name)
+      .filter((identity) => identity.dimensions.workerVersion === workerVersion && identity.dimensions.reason === INCOMPATIBLE)
+      .reduce((total, identity) => total + series.values(identity).reduce((a, b) => a + b, 0), 0);
+    return {
+      version: version.version,
+      workerVersion,
+      tree: trees[Math.min(index, trees.length - 1)] ?? '',
+      invocations: durations.length,
+      processed: sum('JobsProcessed', { workerVersion }),
+      duplicates: sum('DuplicatesSuppressed', { workerVersion }),
+      retried: series.identities('Ballast', 'JobsRetried').filter((identity) => identity.dimensions.workerVersion === workerVersion)
+        .reduce((total, identity) => total + series.values(identity).reduce((a, b) => a + b, 0), 0),
+      deadLettered: series.identities('Ballast', 'SentToDlq').filter((identity) => identity.dimensions.workerVersion === workerVersion)
+        .reduce((total, identity) => total + series.values(identity).reduce((a, b) => a + b, 0), 0),
+      unreadable: byReason('JobsRetried') + byReason('SentToDlq'),
+      p99DurationMs: durations.length > 0 ? Math.round(statistic('p99')(durations)) : undefined,
+    };
+  });
+}
+
+/**
+ * v2's producer: re-creates each job's envelope with the v2 tree's `createEnvelope` (same intent,
+ * key, ids and time), as producers upgraded with the release would write it. Poison stays as it is.
+ */
+async function producerOf(tree: VersionTree, warnings: string[]): Promise<(message: ChaosMessage) => string> {
+  let create: ((input: EnvelopeInput) => Envelope) | undefined;
+  try {
+    ({ createEnvelope: create } = await import(pathToFileURL(join(tree.dir, 'shared', 'envelope', 'index.ts')).href) as { createEnvelope?: (input: EnvelopeInput) => Envelope });
+  } catch (error) {
+    warnings.push(`${tree.label}: its producer (shared/envelope createEnvelope) could not be loaded, so v1's envelopes are sent throughout: ${(error as Error).message}`);
+  }
+  return (message) => {
+    if (!create || message.role === 'poison') return message.body;
+    const original = JSON.parse(message.body) as Envelope;
+    return JSON.stringify(create({
+      type: original.type, resourceId: original.resourceId, payload: original.payload, idempotencyKey: original.idempotencyKey,
+      jobId: original.jobId, traceId: original.traceId, producerVersion: 'rehearsal-v2', producedAt: new Date(original.producedAt),
+    }));
+  };
+}
+
+/** A tree's cached entities (its own registry and schema versions), or undefined with a warning when it has none to load. */
+async function entitiesOf(tree: VersionTree, warnings: string[]): Promise<ReturnType<typeof workloadEntities> | undefined> {
+  try {
+    const { WORKLOADS: workloads } = await import(pathToFileURL(join(tree.dir, 'workloads', 'registry.ts')).href) as { WORKLOADS: readonly Workload[] };
+    return workloadEntities(workloads);
+  } catch (error) {
+    warnings.push(`${tree.label}: its cache entities could not be loaded, so its cache schema was not compared: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
+/** Two readers on the read API the whole time, counting answers by the schema version that served them. */
+async function readConcurrently(readApiUrl: string, paths: readonly string[], going: () => boolean, counts: { bySchema: Record<string, number>; failed: number }): Promise<void> {
+  if (paths.length === 0) return;
+  await Promise.all(Array.from({ length: 2 }, async () => {
+    for (let i = 0; i < 1_000_000 && going(); i += 1) {
+      const path = paths[Math.floor(Math.random() ** 2 * paths.length)];
+      try {
+        const response = await fetch(`${readApiUrl}${path}`);
+        await response.arrayBuffer();
+        // A read API older than the header does not say which schema answered.
+        const schema = response.headers.get('x-cache-schema');
+        const label = schema ? `v${schema}` : 'unlabelled';
+        if (response.ok || response.status === 404) counts.bySchema[label] = (counts.bySchema[label] ?? 0) + 1;
+        else counts.failed += 1;
+      } catch {
+        counts.failed += 1;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }));
+}
+
+function since(startedMs: number): string {
+  return `${((Date.now() - startedMs) / 1000).toFixed(1)}s`;
+}
