@@ -18,7 +18,8 @@ export function formatReport(report: RehearsalReport, expect: 'promote' | 'rollb
   lines.push(`jobs: ${report.jobs.sent} messages for ${report.jobs.intents} intents (${report.jobs.byV2Producer} written by v2's producer), `
     + `${report.jobs.replayed} replayed after promotion; left in the DLQ: ${letters}`);
   lines.push(`accounted for: ${violations.length === 0 ? 'every job — none lost, none applied twice, every dead letter where its content put it' : 'NO — see the violations below'}`);
-  const reads = Object.entries(report.reads.bySchema).map(([schema, count]) => `${schema} ${count}`).join(', ') || 'none';
+  const reads = Object.entries(report.reads.byPhase)
+    .map(([phase, bySchema]) => `${phase}: ${Object.entries(bySchema).map(([schema, count]) => `${schema} ${count}`).join(', ')}`).join(' · ') || 'none';
   lines.push(`reads by cache schema: ${reads}; failed ${report.reads.failed}`);
   lines.push(`cache entries differing from the table: ${Object.entries(report.staleCache).map(([tree, count]) => `${tree} ${count}`).join(', ') || '-'}`);
   lines.push(`invariants: ${Object.entries(report.invariants.counts).map(([name, count]) => `${name} ${count}`).join(' · ')}`);
@@ -26,7 +27,7 @@ export function formatReport(report: RehearsalReport, expect: 'promote' | 'rollb
     lines.push(`  VIOLATED ${name} (${count}): ${report.invariants.descriptions[name] ?? ''}; e.g. ${(report.invariants.examples[name] ?? []).slice(0, 3).join(', ')}`);
   }
   if (report.update.notApplied.length > 0) lines.push(`not applied locally: ${report.update.notApplied.join('; ')}`);
-  if (report.doctor.length > 0) lines.push('', ...report.doctor);
+  if (report.doctor.length > 0) lines.push('', 'at the end (the traffic\'s poison and business refusals are in the DLQ on purpose):', ...report.doctor);
   for (const warning of report.warnings) lines.push(`warning: ${warning}`);
   lines.push(`took ${report.seconds} s`);
   return lines;

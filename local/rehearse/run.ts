@@ -45,9 +45,21 @@ export interface RehearsalReport {
   readonly events: readonly (DeploymentEvent & { readonly source: string })[];
   readonly versions: readonly VersionReport[];
   /** Every job of the run: how many were sent and where each ended. */
-  readonly jobs: { readonly sent: number; readonly intents: number; readonly byV2Producer: number; readonly replayed: number; readonly deadLetters: Readonly<Record<string, number>> };
-  /** Read API answers by the cache schema version that served them (`x-cache-schema`), and non-2xx/404 answers. */
-  readonly reads: { readonly bySchema: Readonly<Record<string, number>>; readonly failed: number };
+  readonly jobs: {
+    readonly sent: number;
+    readonly intents: number;
+    /** Sent (and drained, for the openings) before the update started: all of it v1's work. */
+    readonly beforeUpdate: number;
+    readonly byV2Producer: number;
+    readonly replayed: number;
+    /** What is left in the DLQ at the end, by reason. */
+    readonly deadLetters: Readonly<Record<string, number>>;
+  };
+  /**
+   * Read API answers by phase (`v1` before the update, `update` during it, `after` it) and by the
+   * cache schema version that served them (`x-cache-schema`), and the reads that failed (not 2xx or 404).
+   */
+  readonly reads: { readonly byPhase: Readonly<Record<string, Readonly<Record<string, number>>>>; readonly failed: number };
   /** Cache entries that differ from the table, per tree's cache schema (`v1 tree`, `v2 tree`). */
   readonly staleCache: Readonly<Record<string, number>>;
   readonly invariants: InvariantReport;
@@ -135,7 +147,7 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
     log(`[${since(startedMs)}] traffic: ${workload.messages.length} messages over ${Math.round(sendMs / 1000)} s `
       + `(${Math.round(workload.messages.length / (sendMs / 1000))}/s) with reads; the deployment starts after ${warmUp.length}`);
 
-    const reads = { bySchema: {} as Record<string, number>, failed: 0 };
+    const reads: ReadCounts = { phase: 'v1', byPhase: {}, failed: 0 };
     let reading = true;
     const readers = readConcurrently(outputs.ReadApiUrl as string, workload.reads.flat(), () => reading, reads);
     await paceMessages({ sqs, queueUrl, messages: warmUp, durationMs: sendMs * WARM_UP_SHARE });
@@ -143,12 +155,14 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
     const events: (DeploymentEvent & { source: string })[] = [];
     log(`[${since(startedMs)}] stack update to v2 (${options.to.tree.label}); v2's producer writes from now on`);
     const sending = paceMessages({ sqs, queueUrl, messages: rest, durationMs: sendMs * (1 - WARM_UP_SHARE) });
+    reads.phase = 'update';
     const update = await cloud.updateStack(options.to.stack, {
       onEvent: (event) => {
         events.push(event);
         log(`[${since(startedMs)}] ${event.source}: ${event.message}`);
       },
     });
+    reads.phase = 'after';
     await sending;
     log(`[${since(startedMs)}] all ${warmUp.length + rest.length} messages sent; draining`);
     await drain(sqs, queueUrl, 300_000, log);
@@ -157,7 +171,8 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
     let replayed = 0;
     const unreadable = (await allDeadLetters(sqs, outputs)).filter((letter) => letter.reason === INCOMPATIBLE);
     if (outcome === 'promote' && unreadable.length > 0) {
-      log(`[${since(startedMs)}] ${unreadable.length} dead letters only v2 can read: ballast dlq replay --reason ${INCOMPATIBLE}`);
+      log(`[${since(startedMs)}] ${unreadable.length} dead letters only v2 can read: ballast dlq replay --reason ${INCOMPATIBLE} (v2's CLI)`);
+      const { replayDeadLetters, JOB_CATALOG } = await operatorCli(options.to.tree, warnings);
       const report = await replayDeadLetters(
         { sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl as string, defaultSourceQueueUrl: queueUrl },
         { filter: { reasons: [INCOMPATIBLE] }, documents, controlTableName: outputs.ControlTableName as string, catalog: JOB_CATALOG, max: 100_000, deleteDuplicates: true },
@@ -191,8 +206,11 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
       update,
       events,
       versions: versionReports(cloud, group.functionName, group.aliasName, [options.from.tree.label, options.to.tree.label]),
-      jobs: { sent: workload.openings.length + workload.messages.length + replayed, intents: workload.jobs.size, byV2Producer, replayed, deadLetters },
-      reads,
+      jobs: {
+        sent: workload.openings.length + workload.messages.length + replayed, intents: workload.jobs.size,
+        beforeUpdate: workload.openings.length + warmUp.length, byV2Producer, replayed, deadLetters,
+      },
+      reads: { byPhase: reads.byPhase, failed: reads.failed },
       staleCache,
       invariants,
       doctor,
@@ -259,6 +277,21 @@ async function producerOf(tree: VersionTree, warnings: string[]): Promise<(messa
   };
 }
 
+/**
+ * The replay as the operator runs it after promotion: with the new version's CLI, whose envelope
+ * parser reads what only the new version reads. Falls back to this checkout's, with a warning.
+ */
+async function operatorCli(tree: VersionTree, warnings: string[]): Promise<{ replayDeadLetters: typeof replayDeadLetters; JOB_CATALOG: typeof JOB_CATALOG }> {
+  try {
+    const operations = await import(pathToFileURL(join(tree.dir, 'shared', 'operations', 'index.ts')).href) as { replayDeadLetters: typeof replayDeadLetters };
+    const registry = await import(pathToFileURL(join(tree.dir, 'workloads', 'registry.ts')).href) as { JOB_CATALOG: typeof JOB_CATALOG };
+    return { replayDeadLetters: operations.replayDeadLetters, JOB_CATALOG: registry.JOB_CATALOG };
+  } catch (error) {
+    warnings.push(`${tree.label}: its CLI could not be loaded, so the replay ran with this checkout's: ${(error as Error).message}`);
+    return { replayDeadLetters, JOB_CATALOG };
+  }
+}
+
 /** A tree's cached entities (its own registry and schema versions), or undefined with a warning when it has none to load. */
 async function entitiesOf(tree: VersionTree, warnings: string[]): Promise<ReturnType<typeof workloadEntities> | undefined> {
   try {
@@ -270,8 +303,15 @@ async function entitiesOf(tree: VersionTree, warnings: string[]): Promise<Return
   }
 }
 
-/** Two readers on the read API the whole time, counting answers by the schema version that served them. */
-async function readConcurrently(readApiUrl: string, paths: readonly string[], going: () => boolean, counts: { bySchema: Record<string, number>; failed: number }): Promise<void> {
+interface ReadCounts {
+  /** Which phase the next answers count for. */
+  phase: string;
+  readonly byPhase: Record<string, Record<string, number>>;
+  failed: number;
+}
+
+/** Two readers on the read API the whole time, counting answers by phase and by the schema version that served them. */
+async function readConcurrently(readApiUrl: string, paths: readonly string[], going: () => boolean, counts: ReadCounts): Promise<void> {
   if (paths.length === 0) return;
   await Promise.all(Array.from({ length: 2 }, async () => {
     for (let i = 0; i < 1_000_000 && going(); i += 1) {
@@ -282,7 +322,8 @@ async function readConcurrently(readApiUrl: string, paths: readonly string[], go
         // A read API older than the header does not say which schema answered.
         const schema = response.headers.get('x-cache-schema');
         const label = schema ? `v${schema}` : 'unlabelled';
-        if (response.ok || response.status === 404) counts.bySchema[label] = (counts.bySchema[label] ?? 0) + 1;
+        const phase = (counts.byPhase[counts.phase] ??= {});
+        if (response.ok || response.status === 404) phase[label] = (phase[label] ?? 0) + 1;
         else counts.failed += 1;
       } catch {
         counts.failed += 1;

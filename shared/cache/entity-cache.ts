@@ -149,7 +149,8 @@ export class EntityCache {
 
   /**
    * Applies one committed change: tombstones `change.version` for every schema version of the
-   * entity still read (`schemaVersion` and `olderSchemaVersions`) and deletes older entries,
+   * entity still read (`schemaVersion` and `olderSchemaVersions`) or left by a rolled-back newer
+   * deployment (`schemaVersion + 1`, see `invalidatedSchemaVersions`) and deletes older entries,
    * atomically per item (one slot, one script call). Idempotent and order-independent.
    * @throws CacheUnavailableError when Redis cannot be reached (the stream should retry)
    * @throws CacheConfigurationError for an entity this cache was not given

@@ -58,9 +58,15 @@ export function defineEntity<T extends CachedValue>(entity: CachedEntity<T>): Ca
   return entity;
 }
 
-/** The schema versions an invalidation of `entity` tombstones: the current one and every older one still read. */
+/**
+ * The schema versions an invalidation of `entity` tombstones: the current one, every older one
+ * still read, and the next one. A deployment that bumped the schema and was rolled back leaves
+ * its entries behind, and nothing else invalidates them: when it is deployed again its readers
+ * would serve values from before the rollback. One more key per invalidation (the same hash slot)
+ * keeps them dead.
+ */
 export function invalidatedSchemaVersions(entity: CachedEntity): number[] {
-  return [...new Set([entity.schemaVersion, ...(entity.olderSchemaVersions ?? [])])];
+  return [...new Set([entity.schemaVersion, ...(entity.olderSchemaVersions ?? []), entity.schemaVersion + 1])];
 }
 
 /**

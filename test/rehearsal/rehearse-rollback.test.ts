@@ -1,0 +1,53 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { rehearseWith, violations } from './rehearse.ts';
+
+/**
+ * Upgrades that must not ship: each v2 is this checkout plus a fixture patch, rehearsed against
+ * HEAD on the staging template (its canary, hooks and rollback alarms). Each run takes about a
+ * minute and a half.
+ */
+describe('rehearse: upgrades that roll back', { concurrency: false }, () => {
+  it('v2 throws on a fifth of its records and bumps the cache schema → rolled back inside the canary; nothing lost or doubled; v1 reads its own schema after', async () => {
+    const run = await rehearseWith(['throws-on-a-fifth', 'cache-schema-bump'], ['--expect', 'rollback', '--jobs', '2000']);
+    const report = run.report;
+    assert.ok(report, run.output.slice(-3_000));
+    assert.equal(run.code, 0, run.output.slice(-3_000));
+    assert.equal(report.outcome, 'rollback');
+    const [deployment] = report.update.deployments;
+    assert.equal(deployment?.status, 'Stopped');
+    assert.match(deployment?.alarm ?? '', /CodeFaults|Errors/, 'a rollback alarm of the new version decided');
+    assert.ok((deployment?.maxWeight ?? 1) < 1, 'stopped during the canary step, before the alias moved');
+    assert.deepEqual(violations(report), {}, 'every job accounted for: none lost, none applied twice');
+    const [v1, v2] = report.versions;
+    assert.ok((v2?.retried ?? 0) > 0, 'v2 failed records');
+    assert.ok((v1?.processed ?? 0) > report.jobs.beforeUpdate, 'v1 kept processing through and after the canary');
+    assert.ok((report.reads.byPhase.update?.v2 ?? 0) > 0, 'v2\'s read API served its own cache schema during the update');
+    assert.ok((report.reads.byPhase.after?.v1 ?? 0) > 0, 'after the rollback, v1\'s read API reads schema 1 again');
+    assert.deepEqual(report.staleCache, { 'v1 tree': 0, 'v2 tree': 0 }, 'no cache entry of either schema differs from the table');
+  });
+
+  it('v2 slows past the duration alarm → rolled back', async () => {
+    // Each v2 batch takes 24.5 s of real time: a slower clock keeps the canary longer than two of them.
+    const run = await rehearseWith(['slow'], ['--expect', 'rollback', '--time-scale', '5', '--jobs', '1000']);
+    const report = run.report;
+    assert.ok(report, run.output.slice(-3_000));
+    assert.equal(run.code, 0, run.output.slice(-3_000));
+    assert.match(report.update.deployments[0]?.alarm ?? '', /Duration/, report.reason);
+    assert.ok((report.versions[1]?.p99DurationMs ?? 0) >= 24_000);
+    assert.deepEqual(violations(report), {});
+  });
+
+  it('v2 fails its readiness check → no traffic shifted', async () => {
+    const run = await rehearseWith(['readiness-fails'], ['--expect', 'rollback', '--jobs', '600']);
+    const report = run.report;
+    assert.ok(report, run.output.slice(-3_000));
+    assert.equal(run.code, 0, run.output.slice(-3_000));
+    const [deployment] = report.update.deployments;
+    assert.equal(deployment?.status, 'Failed');
+    assert.match(deployment?.hook ?? '', /PreTrafficCheck/);
+    assert.equal(deployment?.maxWeight, 0);
+    assert.equal(report.versions[1]?.processed, 0, 'v2 ran no job');
+    assert.deepEqual(violations(report), {});
+  });
+});
