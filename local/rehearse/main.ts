@@ -20,6 +20,7 @@ import { parseArgs, promisify } from 'node:util';
 import { engineEnvironment, LOCAL_REGION, startEngines, type LocalEngines } from '../engines/index.ts';
 import { startWorkloadFakes } from '../external-api/index.ts';
 import { WORKLOADS } from '../../workloads/registry.ts';
+import { workloadSettings } from '../../shared/workloads/index.ts';
 import { writeLocalCloudFile } from '../../shared/discovery/index.ts';
 import { ENVIRONMENT_NAMES } from '../../infra/config.ts';
 import { buildVersion, deployedWorkerVersion, RehearsalInputError, treeAtRef, treeCopy, type VersionTree } from './tree.ts';
@@ -88,18 +89,11 @@ try {
   trees.push(to);
   log(`rehearse: v1 = ${from.label}, v2 = ${to.label}, env ${env}, time × ${timeScale}, ${jobs} jobs`);
 
-  log('starting engines: DynamoDB Local (java), fauxqs (in-process), redis-server ...');
-  try {
-    engines = await startEngines();
-  } catch (error) {
-    await fail(EXIT.cannotStart, `the engines did not start: ${(error as Error).message}`);
-  }
-  fakes = await startWorkloadFakes(WORKLOADS);
-  // Outside env=local a *_URL setting must be https: synthesize placeholders, point the functions at the fakes.
-  const settings = fakes.settings;
+  // Each setting synthesizes as a placeholder (outside env=local a *_URL one must be https);
+  // the functions are pointed at the local fakes instead.
   const context = {
     env, alarmEmail: 'rehearsal@example.com',
-    ...Object.fromEntries(Object.keys(settings).map((name) => [name, env === 'local' ? settings[name] : `https://${name.toLowerCase().replaceAll('_', '-')}.rehearsal.invalid`])),
+    ...Object.fromEntries(workloadSettings(WORKLOADS).map((name) => [name, `https://${name.toLowerCase().replaceAll('_', '-')}.rehearsal.invalid`])),
   };
   log(`synthesizing and bundling both versions (cdk synth -c env=${env}) ...`);
   const [v1, built] = await Promise.all([buildVersion(from, context), buildVersion(to, context)]);
@@ -113,6 +107,15 @@ try {
     v2 = await buildVersion(to, { ...context, workerVersion: `${workerVersion}.redeploy` });
     assemblies.push(v2.assemblyDir);
   }
+
+  log('starting engines: DynamoDB Local (java), fauxqs (in-process), redis-server ...');
+  try {
+    engines = await startEngines();
+  } catch (error) {
+    await fail(EXIT.cannotStart, `the engines did not start: ${(error as Error).message}`);
+  }
+  fakes = await startWorkloadFakes(WORKLOADS);
+  const settings = fakes.settings;
 
   const localFile = join(tmpdir(), `ballast-rehearse-${process.pid}.json`);
   const report = await rehearse({

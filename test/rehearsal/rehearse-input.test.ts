@@ -1,0 +1,47 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { treeCopy } from '../../local/rehearse/tree.ts';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+/** `npm run rehearse -- ...args`, bounded in time; resolves with its exit code and output. */
+function rehearse(args: readonly string[], timeoutMs = 120_000): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(REPO, 'local', 'rehearse', 'main.ts'), ...args], { cwd: REPO, encoding: 'utf8', timeout: timeoutMs }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+describe('rehearse: bad input exits 2 before anything starts', () => {
+  it('an unknown ref', async () => {
+    const { code, output } = await rehearse(['--from', 'no-such-ref-anywhere']);
+    assert.equal(code, 2, output);
+    assert.match(output, /--from\/--to no-such-ref-anywhere: not a commit of/);
+  });
+
+  it('flags it cannot use, every problem named at once', async () => {
+    const { code, output } = await rehearse(['--expect', 'maybe', '--time-scale', '0', '--env', 'moon']);
+    assert.equal(code, 2, output);
+    for (const problem of [/--from <git-ref> is required/, /--expect must be promote or rollback, got 'maybe'/, /--time-scale must be a whole number from 1 to 600, got '0'/, /--env must be one of local, dev, staging, prod, got 'moon'/]) {
+      assert.match(output, problem);
+    }
+  });
+
+  it('a v2 that does not build (a dirty build), with what the synth printed', async () => {
+    const tree = treeCopy(REPO, 'broken');
+    try {
+      appendFileSync(join(tree.dir, 'infra', 'bin', 'ballast.ts'), '\nthrow new Error("v2 does not synthesize");\n');
+      const { code, output } = await rehearse(['--from', 'HEAD', '--to-dir', tree.dir]);
+      assert.equal(code, 2, output);
+      assert.match(output, /--to-dir .* does not build: synthesizing the CDK app failed .*v2 does not synthesize/s);
+      assert.doesNotMatch(output, /starting engines/, 'nothing was started for a build that failed');
+    } finally {
+      tree.remove();
+    }
+  });
+});
