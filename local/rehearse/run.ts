@@ -93,6 +93,8 @@ export class StackStartError extends Error {
 }
 
 const INCOMPATIBLE = 'incompatible-version';
+/** Traffic kept on after the update ends, at most: what follows a promotion or a rollback. */
+const AFTER_UPDATE_MS = 10_000;
 /** Share of the main phase sent on v1 alone before the deployment starts. */
 const WARM_UP_SHARE = 0.15;
 
@@ -154,7 +156,9 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
 
     const events: (DeploymentEvent & { source: string })[] = [];
     log(`[${since(startedMs)}] stack update to v2 (${options.to.tree.label}); v2's producer writes from now on`);
-    const sending = paceMessages({ sqs, queueUrl, messages: rest, durationMs: sendMs * (1 - WARM_UP_SHARE) });
+    const paced = new AbortController();
+    let sentOfRest = 0;
+    const sending = paceMessages({ sqs, queueUrl, messages: rest, durationMs: sendMs * (1 - WARM_UP_SHARE), signal: paced.signal, onSent: (n) => void (sentOfRest = n) });
     reads.phase = 'update';
     const update = await cloud.updateStack(options.to.stack, {
       onEvent: (event) => {
@@ -163,7 +167,11 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
       },
     });
     reads.phase = 'after';
+    // An update that ended early (a rollback, a failed hook) needs no more than a short tail of traffic after it.
+    const tail = setTimeout(() => paced.abort(), AFTER_UPDATE_MS);
     await sending;
+    clearTimeout(tail);
+    if (sentOfRest < rest.length) await paceMessages({ sqs, queueUrl, messages: rest.slice(sentOfRest), durationMs: AFTER_UPDATE_MS / 2 });
     log(`[${since(startedMs)}] all ${warmUp.length + rest.length} messages sent; draining`);
     await drain(sqs, queueUrl, 300_000, log);
     const outcome = update.status === 'UPDATE_COMPLETE' ? 'promote' : 'rollback';

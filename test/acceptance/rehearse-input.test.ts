@@ -1,17 +1,18 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFile, execFileSync } from 'node:child_process';
+import { appendFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { treeCopy } from '../../local/rehearse/tree.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 /** `npm run rehearse -- ...args`, bounded in time; resolves with its exit code and output. */
-function rehearse(args: readonly string[], timeoutMs = 120_000): Promise<{ code: number | null; output: string }> {
+function rehearse(args: readonly string[], timeoutMs = 120_000, env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(REPO, 'local', 'rehearse', 'main.ts'), ...args], { cwd: REPO, encoding: 'utf8', timeout: timeoutMs }, (error, stdout, stderr) => {
+    execFile(process.execPath, [join(REPO, 'local', 'rehearse', 'main.ts'), ...args], { cwd: REPO, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` });
     });
   });
@@ -42,6 +43,21 @@ describe('rehearse: bad input exits 2 before anything starts', () => {
       assert.doesNotMatch(output, /starting engines/, 'nothing was started for a build that failed');
     } finally {
       tree.remove();
+    }
+  });
+});
+
+describe('rehearse: a stack that cannot start exits 3', () => {
+  it('without a Java runtime for DynamoDB Local, after both versions built', async () => {
+    // git, node, npx and sh (the bundling runs esbuild through them) stay reachable; java (in /usr/bin with everything else) does not.
+    const bin = mkdtempSync(join(tmpdir(), 'ballast-no-java-'));
+    try {
+      for (const command of ['git', 'npx', 'sh']) symlinkSync(execFileSync('which', [command], { encoding: 'utf8' }).trim(), join(bin, command));
+      const { code, output } = await rehearse(['--from', 'HEAD'], 180_000, { PATH: `${bin}:${dirname(process.execPath)}` });
+      assert.equal(code, 3, output);
+      assert.match(output, /the engines did not start: .*Java/s);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
     }
   });
 });
