@@ -10,7 +10,7 @@ import { startSqsEventSource, type SqsEventSource, type InvocationSummary } from
 import { startDynamoDbStreamEventSource, type DynamoDbStreamEventSource } from '../lambda/dynamodb-stream-event-source.ts';
 import { synthesize, type SynthesizedStack } from './assembly.ts';
 import { serveCloudWatch } from './cloudwatch-endpoint.ts';
-import { runDeployment, type DeploymentEvent, type DeploymentOutcome } from '../codedeploy/deployment.ts';
+import { stackUpdate, type StackUpdateOptions, type StackUpdateOutcome } from './stack-update.ts';
 import { serveFunctionUrl } from './function-url.ts';
 import { serveCodeDeploy } from './codedeploy-endpoint.ts';
 import { serveLambda } from './lambda-endpoint.ts';
@@ -35,22 +35,7 @@ export { MetricsCollector } from './metrics.ts';
 export type { LocalResources, LocalDeploymentGroup } from './provision.ts';
 export type { DeploymentEvent, DeploymentOutcome } from '../codedeploy/deployment.ts';
 
-/** What a stack update did, as CloudFormation and CodeDeploy would report it. */
-export interface StackUpdateOutcome {
-  /** Succeeded: every function and alarm now runs the new template; otherwise the stack rolled back to the previous one. */
-  readonly status: 'UPDATE_COMPLETE' | 'UPDATE_ROLLBACK_COMPLETE';
-  /** The deployment of each aliased function with a deployment group. */
-  readonly deployments: readonly DeploymentOutcome[];
-  /** Functions without a deployment group, replaced in place (all at once), and put back on a rollback. */
-  readonly replacedInPlace: readonly string[];
-  /** What the new template has that a local update does not apply (e.g. a new event source mapping). */
-  readonly notApplied: readonly string[];
-}
-
-export interface StackUpdateOptions {
-  /** Every event of the update, as it happens (CloudFormation's and CodeDeploy's). */
-  readonly onEvent?: (event: DeploymentEvent & { readonly source: string }) => void;
-}
+export type { StackUpdateOptions, StackUpdateOutcome } from './stack-update.ts';
 
 export interface LocalCloudOptions {
   /** Running engines (see `startEngines`), possibly started by another process. */
@@ -319,64 +304,19 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   }
   let current = resources;
 
-  const updateStack = async (next: SynthesizedStack, updateOptions: StackUpdateOptions = {}): Promise<StackUpdateOutcome> => {
-    const startedMs = Date.now();
-    const emit = (source: string, kind: DeploymentEvent['kind'], message: string) => updateOptions.onEvent?.({ source, atMs: Date.now() - startedMs, kind, message });
-    // The number the new template's versions resolve to (what its rollback alarms watch as ExecutedVersion).
-    const nextVersion = String(Math.max(...[...published.values(), 1]) + 1);
-    const nextResources = await provision({
+  const updateStack = stackUpdate({
+    provision: (next, version) => provision({
       stack: next, dynamodb, sqs, sqsEndpoint: options.engines.sqs.endpoint, redisPort: options.engines.redis.port, urlPorts: async () => 0,
-      version: nextVersion, resolveOnly: true,
-    });
-    const notApplied = [
-      ...nextResources.functions.filter((fn) => !routing.has(fn.name)).map((fn) => `new function ${fn.name}`),
-      ...nextResources.mappings.filter((m) => !current.mappings.some((c) => c.functionName === m.functionName && c.eventSourceArn === m.eventSourceArn))
-        .map((m) => `new event source mapping ${m.logicalId}`),
-      ...nextResources.queues.filter((q) => !current.queues.some((c) => c.name === q.name)).map((q) => `new queue ${q.name}`),
-      ...nextResources.tables.filter((t) => !current.tables.some((c) => c.name === t.name)).map((t) => `new table ${t.name}`),
-    ];
-    for (const item of notApplied) emit('CloudFormation', 'created', `not applied locally: ${item}`);
-    const grouped = new Set(nextResources.deploymentGroups.map((group) => group.functionName));
-    const before = new Map([...routing].map(([name, routed]) => [name, routed.primary]));
-    const previousAlarms = current.alarms;
-    const replacedInPlace: string[] = [];
-    for (const fn of nextResources.functions) {
-      const routed = routing.get(fn.name);
-      if (!routed || grouped.has(fn.name)) continue;
-      routed.reset(publish(fn));
-      replacedInPlace.push(fn.name);
-    }
-    emit('CloudFormation', 'created', `UPDATE_IN_PROGRESS: ${replacedInPlace.length} functions replaced in place (${replacedInPlace.join(', ')}), ${nextResources.alarms.length} alarms updated`);
-    alarms.replace(nextResources.alarms);
-    const outcomes: DeploymentOutcome[] = [];
-    for (const group of nextResources.deploymentGroups) {
-      const fn = nextResources.functions.find((candidate) => candidate.name === group.functionName);
-      const routed = routing.get(group.functionName);
-      if (!fn || !routed) continue;
-      deployments += 1;
-      const deploymentId = `d-LOCAL${deployments}`;
-      codeDeploy.registerDeployment({ deploymentId, createTimeMs: metrics.clock(), deploymentGroupName: group.logicalId });
-      const outcome = await runDeployment({
-        deploymentId, group, routing: routed, target: publish(fn, {}, nextVersion), timeScale,
-        runHook: async (hookName) => ((await runHook(hookName, deploymentId)) === 'Succeeded' ? 'Succeeded' : 'Failed'),
-        alarmState: (name) => alarms.byName(name),
-        onEvent: (event) => updateOptions.onEvent?.({ ...event, source: `CodeDeploy ${deploymentId}`, atMs: Date.now() - startedMs }),
-      });
-      codeDeploy.registerDeployment({ deploymentId, createTimeMs: metrics.clock(), deploymentGroupName: group.logicalId, status: outcome.status });
-      outcomes.push(outcome);
-      if (outcome.status !== 'Succeeded') break;
-    }
-    if (outcomes.every((outcome) => outcome.status === 'Succeeded')) {
-      current = { ...nextResources, urls: current.urls };
-      emit('CloudFormation', 'end', 'UPDATE_COMPLETE');
-      return { status: 'UPDATE_COMPLETE', deployments: outcomes, replacedInPlace, notApplied };
-    }
-    // CloudFormation rolls every resource of the update back: functions to their previous code, alarms to their previous definitions.
-    for (const [name, version] of before) routing.get(name)?.reset(version);
-    alarms.replace(previousAlarms);
-    emit('CloudFormation', 'end', `UPDATE_ROLLBACK_COMPLETE: ${[...before.keys()].length} functions and ${previousAlarms.length} alarms back to the previous template`);
-    return { status: 'UPDATE_ROLLBACK_COMPLETE', deployments: outcomes, replacedInPlace, notApplied };
-  };
+      version, resolveOnly: true,
+    }),
+    resources: () => current,
+    committed: (resources) => void (current = { ...resources, urls: current.urls }),
+    routing, alarms, codeDeploy, timeScale, metricClock: metrics.clock,
+    nextVersion: () => String(Math.max(...[...published.values(), 1]) + 1),
+    publish,
+    runHook: async (hookName, deploymentId) => ((await runHook(hookName, deploymentId)) === 'Succeeded' ? 'Succeeded' : 'Failed'),
+    nextDeploymentId: () => `d-LOCAL${(deployments += 1)}`,
+  });
 
   let stopping: Promise<void> | undefined;
   return {

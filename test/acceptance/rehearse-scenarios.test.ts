@@ -27,9 +27,9 @@ describe('rehearse: upgrades that roll back', { concurrency: false }, () => {
     assert.deepEqual(report.staleCache, { 'v1 tree': 0, 'v2 tree': 0 }, 'no cache entry of either schema differs from the table');
   });
 
-  it('v2 slows past the duration alarm → rolled back', async () => {
+  it('v2 slows past the duration alarm → rolled back', { timeout: 420_000 }, async () => {
     // Each v2 batch takes 24.5 s of real time: a slower clock keeps the canary longer than two of them.
-    const run = await rehearseWith(['slow'], ['--expect', 'rollback', '--time-scale', '5', '--jobs', '1000']);
+    const run = await rehearseWith(['slow'], ['--expect', 'rollback', '--time-scale', '5', '--jobs', '1000'], 400_000);
     const report = run.report;
     assert.ok(report, run.output.slice(-3_000));
     assert.equal(run.code, 0, run.output.slice(-3_000));

@@ -47,10 +47,15 @@ describe('alias routing: two versions of a function behind one alias', () => {
       }
       for (let i = 0; i < 120; i += 1) {
         const depth = await queueCounts(local.sqs, queueUrl);
-        if (depth.visible + depth.inFlight + depth.delayed === 0) return;
+        if (depth.visible + depth.inFlight + depth.delayed === 0) break;
         await sleep(500);
       }
+      // A sandbox's log lines (and the EMF in them) reach the collector after its messages are deleted.
+      const total = () => Object.values(cloud.metrics.breakdown('JobsProcessed', 'workerVersion')).reduce((a, b) => a + b, 0);
+      const expected = (sent += count);
+      for (let i = 0; i < 50 && total() < expected; i += 1) await sleep(100);
     }
+    let sent = 0;
 
     it('a canary weight splits the worker\'s invocations between both versions; each stamps its own version on logs and metrics', async () => {
       const worker = cloud.resources.functions.find((fn) => fn.logicalId.startsWith('WorkerFunction'));
