@@ -48,3 +48,9 @@ export async function rehearseWith(fixtures: readonly string[], args: readonly s
 export function violations(report: RehearsalReport): Record<string, number> {
   return Object.fromEntries(Object.entries(report.invariants.counts).filter(([, count]) => count > 0));
 }
+
+/** What a failed assertion should show: the rehearsal's events and report, without the doctor's long tail. */
+export function explain(run: RehearsalRun): string {
+  const cut = run.output.indexOf('\nat the end (');
+  return (cut === -1 ? run.output : run.output.slice(0, cut)).slice(-4_000);
+}
