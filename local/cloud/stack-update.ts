@@ -1,4 +1,5 @@
 import type { AliasRouting, LocalVersion } from './alias-routing.ts';
+import type { PublishedCode } from './index.ts';
 import type { SynthesizedStack } from './assembly.ts';
 import type { CodeDeployEndpoint } from './codedeploy-endpoint.ts';
 import type { LocalResources } from './provision.ts';
@@ -38,7 +39,7 @@ export interface StackUpdateDependencies {
   /** The number the next template's versions get. */
   nextVersion(): string;
   /** Publishes a version of a function of the new template (its bundle and environment). */
-  publish(fn: LocalResources['functions'][number], code?: object, version?: string): LocalVersion;
+  publish(fn: LocalResources['functions'][number], code?: PublishedCode, version?: string): LocalVersion;
   runHook(hookFunctionName: string, deploymentId: string): Promise<'Succeeded' | 'Failed'>;
   nextDeploymentId(): string;
 }

@@ -7,6 +7,9 @@ import { workloadEntities, type Workload } from '../../shared/workloads/index.ts
 import type { Envelope, EnvelopeInput } from '../../shared/envelope/index.ts';
 import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
 import { replayDeadLetters } from '../../shared/operations/index.ts';
+import { countByReason } from '../../shared/operations/dlq-messages.ts';
+import { reconcileReport, type ReconcileReport } from '../../shared/cache/index.ts';
+import { METRICS } from '../../shared/observability/index.ts';
 import { localClientConfig, type EngineEndpoints } from '../engines/index.ts';
 import { startLocalCloud, type DeploymentEvent, type LocalCloud, type StackUpdateOutcome } from '../cloud/index.ts';
 import type { SynthesizedStack } from '../cloud/assembly.ts';
@@ -194,19 +197,19 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
     await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 120_000, log);
 
     log(`[${since(startedMs)}] checking every job, the cache of both schemas and the locks`);
-    const redis = options.engines.redis;
+    // Every entry of both trees' cache schemas compared with the table: the invariant counts stale entries of either.
     const staleCache: Record<string, number> = {};
+    const compared: ReconcileReport[] = [];
     for (const [label, tree] of [['v1 tree', options.from.tree], ['v2 tree', options.to.tree]] as const) {
-      const entities = await entitiesOf(tree, warnings);
-      if (entities) staleCache[label] = (await compareCache(outputs, documents, redis, entities)).mismatches;
+      const report = await compareCache(outputs, documents, options.engines.redis, await entitiesOf(tree, warnings));
+      staleCache[label] = report.mismatches;
+      compared.push(report);
     }
     const invariants = await checkInvariants({
-      workload, documents, sqs, outputs, apis: options.apis, thrownInvocations: 0,
-      cache: await compareCache(outputs, documents, redis), nowMs: Date.now(),
+      workload, documents, sqs, outputs, apis: options.apis, thrownInvocations: 0, nowMs: Date.now(),
+      cache: reconcileReport(compared.reduce((sum, report) => sum + report.sampled, 0), compared.flatMap((report) => report.details)),
     });
-    const letters = await allDeadLetters(sqs, outputs);
-    const deadLetters: Record<string, number> = {};
-    for (const letter of letters) deadLetters[letter.reason] = (deadLetters[letter.reason] ?? 0) + 1;
+    const deadLetters = Object.fromEntries(countByReason(await allDeadLetters(sqs, outputs)).map(({ reason, count }) => [reason, count]));
     const doctor = (await options.atEnd?.(cloud)) ?? [];
     return {
       outcome,
@@ -235,33 +238,34 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
 /** Per Lambda version of the deployed function: its Lambda metrics (alias + ExecutedVersion) and its ballast metrics (workerVersion). */
 function versionReports(cloud: LocalCloud, functionName: string, alias: string, trees: readonly string[]): VersionReport[] {
   const { series } = cloud.metrics;
-  const sum = (name: string, where: Record<string, string>) => series.identities('Ballast', name)
+  // Each ballast metric has one dimension set (with `reason` for retries and dead letters): summing every matching series counts each datapoint once.
+  const total = (name: string, where: Readonly<Record<string, string>>) => series.identities('Ballast', name)
     .filter((identity) => Object.entries(where).every(([key, value]) => identity.dimensions[key] === value))
-    // One dimension set per EMF directive: count the ones without a reason, or with one when asked by reason.
-    .filter((identity) => ('reason' in where) === ('reason' in identity.dimensions))
-    .reduce((total, identity) => total + series.values(identity).reduce((a, b) => a + b, 0), 0);
-  return cloud.versions(functionName).filter((version) => version.version !== '$LATEST').map((version, index) => {
+    .reduce((sum, identity) => sum + series.values(identity).reduce((a, b) => a + b, 0), 0);
+  return cloud.versions(functionName).map((version, index) => {
     const workerVersion = version.runtime.options.environment.WORKER_VERSION ?? 'unknown';
-    const lambda = { FunctionName: functionName, Resource: `${functionName}:${alias}`, ExecutedVersion: version.version };
-    const durations = series.values({ namespace: 'AWS/Lambda', name: 'Duration', dimensions: lambda });
-    const byReason = (name: string) => series.identities('Ballast', name)
-      .filter((identity) => identity.dimensions.workerVersion === workerVersion && identity.dimensions.reason === INCOMPATIBLE)
-      .reduce((total, identity) => total + series.values(identity).reduce((a, b) => a + b, 0), 0);
+    const durations = series.values({
+      namespace: 'AWS/Lambda', name: 'Duration', dimensions: { FunctionName: functionName, Resource: `${functionName}:${alias}`, ExecutedVersion: version.version },
+    });
+    const unreadable = { workerVersion, reason: INCOMPATIBLE };
     return {
       version: version.version,
       workerVersion,
       tree: trees[Math.min(index, trees.length - 1)] ?? '',
       invocations: durations.length,
-      processed: sum('JobsProcessed', { workerVersion }),
-      duplicates: sum('DuplicatesSuppressed', { workerVersion }),
-      retried: series.identities('Ballast', 'JobsRetried').filter((identity) => identity.dimensions.workerVersion === workerVersion)
-        .reduce((total, identity) => total + series.values(identity).reduce((a, b) => a + b, 0), 0),
-      deadLettered: series.identities('Ballast', 'SentToDlq').filter((identity) => identity.dimensions.workerVersion === workerVersion)
-        .reduce((total, identity) => total + series.values(identity).reduce((a, b) => a + b, 0), 0),
-      unreadable: byReason('JobsRetried') + byReason('SentToDlq'),
+      processed: total(METRICS.processed, { workerVersion }),
+      duplicates: total(METRICS.duplicates, { workerVersion }),
+      retried: total(METRICS.retries, { workerVersion }),
+      deadLettered: total(METRICS.sentToDlq, { workerVersion }),
+      unreadable: total(METRICS.retries, unreadable) + total(METRICS.sentToDlq, unreadable),
       p99DurationMs: durations.length > 0 ? Math.round(statistic('p99')(durations)) : undefined,
     };
   });
+}
+
+/** A module of another version's tree (its own code, this checkout's packages). */
+async function fromTree<T>(tree: VersionTree, path: string): Promise<T> {
+  return await import(pathToFileURL(join(tree.dir, path)).href) as T;
 }
 
 /**
@@ -271,7 +275,7 @@ function versionReports(cloud: LocalCloud, functionName: string, alias: string, 
 async function producerOf(tree: VersionTree, warnings: string[]): Promise<(message: ChaosMessage) => string> {
   let create: ((input: EnvelopeInput) => Envelope) | undefined;
   try {
-    ({ createEnvelope: create } = await import(pathToFileURL(join(tree.dir, 'shared', 'envelope', 'index.ts')).href) as { createEnvelope?: (input: EnvelopeInput) => Envelope });
+    ({ createEnvelope: create } = await fromTree<{ createEnvelope?: (input: EnvelopeInput) => Envelope }>(tree, 'shared/envelope/index.ts'));
   } catch (error) {
     warnings.push(`${tree.label}: its producer (shared/envelope createEnvelope) could not be loaded, so v1's envelopes are sent throughout: ${(error as Error).message}`);
   }
@@ -291,8 +295,8 @@ async function producerOf(tree: VersionTree, warnings: string[]): Promise<(messa
  */
 async function operatorCli(tree: VersionTree, warnings: string[]): Promise<{ replayDeadLetters: typeof replayDeadLetters; JOB_CATALOG: typeof JOB_CATALOG }> {
   try {
-    const operations = await import(pathToFileURL(join(tree.dir, 'shared', 'operations', 'index.ts')).href) as { replayDeadLetters: typeof replayDeadLetters };
-    const registry = await import(pathToFileURL(join(tree.dir, 'workloads', 'registry.ts')).href) as { JOB_CATALOG: typeof JOB_CATALOG };
+    const operations = await fromTree<{ replayDeadLetters: typeof replayDeadLetters }>(tree, 'shared/operations/index.ts');
+    const registry = await fromTree<{ JOB_CATALOG: typeof JOB_CATALOG }>(tree, 'workloads/registry.ts');
     return { replayDeadLetters: operations.replayDeadLetters, JOB_CATALOG: registry.JOB_CATALOG };
   } catch (error) {
     warnings.push(`${tree.label}: its CLI could not be loaded, so the replay ran with this checkout's: ${(error as Error).message}`);
@@ -300,14 +304,14 @@ async function operatorCli(tree: VersionTree, warnings: string[]): Promise<{ rep
   }
 }
 
-/** A tree's cached entities (its own registry and schema versions), or undefined with a warning when it has none to load. */
-async function entitiesOf(tree: VersionTree, warnings: string[]): Promise<ReturnType<typeof workloadEntities> | undefined> {
+/** A tree's cached entities (its own registry and schema versions), or with a warning this checkout's when it has none to load. */
+async function entitiesOf(tree: VersionTree, warnings: string[]): Promise<ReturnType<typeof workloadEntities>> {
   try {
-    const { WORKLOADS: workloads } = await import(pathToFileURL(join(tree.dir, 'workloads', 'registry.ts')).href) as { WORKLOADS: readonly Workload[] };
+    const { WORKLOADS: workloads } = await fromTree<{ WORKLOADS: readonly Workload[] }>(tree, 'workloads/registry.ts');
     return workloadEntities(workloads);
   } catch (error) {
-    warnings.push(`${tree.label}: its cache entities could not be loaded, so its cache schema was not compared: ${(error as Error).message}`);
-    return undefined;
+    warnings.push(`${tree.label}: its cache entities could not be loaded, so this checkout's were compared instead: ${(error as Error).message}`);
+    return workloadEntities(WORKLOADS);
   }
 }
 

@@ -20,7 +20,7 @@ export {
 } from './iam-auth.ts';
 export { CACHE_ID_PATTERN, CACHE_ID_RULE, entityCacheKeys, idOfValueKey, isCacheableId, valueKeyPattern, type EntityCacheKeys } from './keys.ts';
 export { CACHE_METRICS, FILL_REFUSALS } from './metrics.ts';
-export { canonicalJson, reconcileEntity, type ReconcileMismatch, type ReconcileOptions, type ReconcileReport } from './reconcile.ts';
+export { canonicalJson, reconcileEntity, reconcileReport, type ReconcileMismatch, type ReconcileOptions, type ReconcileReport } from './reconcile.ts';
 export { scanKeys } from './scan.ts';
 export { cacheScripts, FILL_OUTCOMES, type CacheClient, type CacheScripts, type FillOutcome } from './scripts.ts';
 export { SingleFlight } from './single-flight.ts';

@@ -4,6 +4,7 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { engineEnvironment, startEngines, type LocalEngines } from '../../local/engines/index.ts';
+import { startLocalCloud, type LocalCloud, type LocalCloudOptions } from '../../local/cloud/index.ts';
 
 /** What a test suite gets from {@link useEngines}; read it inside tests, after `before` ran. */
 export interface EngineFixture {
@@ -55,4 +56,25 @@ export function useEngines(): EngineFixture {
       return fixture[key];
     },
   });
+}
+
+/**
+ * {@link useEngines} plus the shipped stack on them (`startLocalCloud`, env=local), started in a
+ * `before` hook and stopped before the engines. Read `cloud` inside tests, as the engine fixture.
+ */
+export function useLocalCloud(options: Omit<LocalCloudOptions, 'engines'> = {}): { readonly local: EngineFixture; readonly cloud: LocalCloud } {
+  const local = useEngines();
+  let started: LocalCloud | undefined;
+  before(async () => {
+    const cloud = await startLocalCloud({ ...options, engines: local.engines });
+    started = cloud;
+    local.beforeStop(() => cloud.stop({ graceMs: 5_000 }));
+  });
+  const cloud = new Proxy({} as LocalCloud, {
+    get(_target, key: keyof LocalCloud) {
+      if (!started) throw new Error('useLocalCloud(): the cloud starts in a before() hook; read it inside a test');
+      return started[key];
+    },
+  });
+  return { local, cloud };
 }

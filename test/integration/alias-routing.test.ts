@@ -1,11 +1,11 @@
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { createEnvelope } from '../../shared/envelope/index.ts';
-import { AliasRouting, startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
+import { AliasRouting } from '../../local/cloud/index.ts';
 import type { FunctionRuntime } from '../../local/lambda/function-runtime.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
-import { useEngines } from '../helpers/engines.ts';
+import { useLocalCloud } from '../helpers/engines.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -28,12 +28,7 @@ describe('alias routing: two versions of a function behind one alias', () => {
   });
 
   describe('on the local cloud', () => {
-    const local = useEngines();
-    let cloud: LocalCloud;
-    before(async () => {
-      cloud = await startLocalCloud({ engines: local.engines });
-      local.beforeStop(() => cloud.stop({ graceMs: 5_000 }));
-    });
+    const { local, cloud } = useLocalCloud();
 
     async function sendCredits(prefix: string, count: number): Promise<void> {
       const queueUrl = cloud.resources.outputs.JobsQueueUrl as string;

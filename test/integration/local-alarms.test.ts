@@ -1,24 +1,18 @@
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { serveCloudWatch } from '../../local/cloud/cloudwatch-endpoint.ts';
-import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
 import { LocalAlarms, sampleQueueMetrics, type AlarmTransition } from '../../local/cloudwatch/index.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/engines/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
-import { useEngines } from '../helpers/engines.ts';
+import { useLocalCloud } from '../helpers/engines.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('local cloud: the stack\'s own CloudWatch alarms, evaluated against the local metrics', () => {
-  const local = useEngines();
-  let cloud: LocalCloud;
-  before(async () => {
-    cloud = await startLocalCloud({ engines: local.engines });
-    local.beforeStop(() => cloud.stop({ graceMs: 5_000 }));
-  });
+  const { local, cloud } = useLocalCloud();
 
   it('reads every alarm of the template; a burst of duplicates trips the duplicate-rate alarm, and DescribeAlarms shows it', async () => {
     assert.ok(cloud.alarms.statuses().length >= 20, `${cloud.alarms.statuses().length} alarms`);
