@@ -18,4 +18,5 @@ export const JOB_CATALOG = workloadCatalog(WORKLOADS);
  * @example
  * const envelope = job('account.credit', { resourceId: 'acc-1', idempotencyKey: 'deposit-9', payload: { amount: 500 } });
  */
-export const job = jobBuilder(JOB_CATALOG);
+// Pure: functions that never build jobs (the worker) leave the builder out of their bundle.
+export const job = /* @__PURE__ */ jobBuilder(JOB_CATALOG);

@@ -1,4 +1,5 @@
-import { cacheConnectionFromEnv, type CacheAuthConfig } from '../../shared/cache/index.ts';
+// Not the cache's index: the worker only pings the cache, and the index brings the cache client.
+import { cacheConnectionFromEnv, type CacheAuthConfig } from '../../shared/cache/connection-config.ts';
 import { workloadSettings, type Workload } from '../../shared/workloads/index.ts';
 import { WORKLOADS } from '../../workloads/registry.ts';
 

@@ -43,6 +43,8 @@ export function requireCommand(command: string, installHint: string): void {
   }
 }
 
+const PID_TIMEOUT_MS = 10_000;
+
 /** Starts `command args...` under the watchdog and resolves once its pid is known. */
 export async function startSupervised(
   command: string,
@@ -72,7 +74,11 @@ export async function startSupervised(
   (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
 
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // The pipes are unref'd, so this timer is what keeps a script that only awaits an engine
+  // alive until the watchdog reports (without it Node could exit mid-start, the await unsettled).
+  let pidTimer: NodeJS.Timeout | undefined;
   const pid = await new Promise<number>((resolve, reject) => {
+    pidTimer = setTimeout(() => reject(new Error(`${command}: the watchdog did not report its pid within ${PID_TIMEOUT_MS} ms`)), PID_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       const match = /ballast-engine-pid (\d+)/.exec(chunk.toString('utf8'));
       if (match?.[1]) {
@@ -83,7 +89,7 @@ export async function startSupervised(
     child.stderr?.on('data', onData);
     child.once('error', reject);
     void exited.then((code) => reject(new Error(`${command} exited (code ${code}) before starting`)));
-  });
+  }).finally(() => clearTimeout(pidTimer));
 
   let stopping: Promise<void> | undefined;
   const stop = (graceMs = 5_000): Promise<void> => {

@@ -1,4 +1,5 @@
 import type { MiddlewareObj } from '@middy/core';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, GetQueueUrlCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../envelope/index.ts';
@@ -67,16 +68,21 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     return url;
   };
 
-  const recordLogger = (record: SQSRecord, envelope?: Envelope) => logger.createChild({
-    persistentKeys: {
-      messageId: record.messageId,
-      attempt: Number(record.attributes.ApproximateReceiveCount ?? 1),
-      ...(envelope ? {
-        jobId: envelope.jobId, jobType: envelope.type, idempotencyKey: envelope.idempotencyKey,
-        lockKey: lockKey(envelope.resourceId), traceId: envelope.traceId,
-      } : {}),
-    },
-  });
+  // A record's child logger is made on first use: most records never log (a success is counted
+  // and summed up per batch), and making one costs more than the rest of the record's CPU.
+  const recordLogger = (record: SQSRecord, envelope?: Envelope): (() => Logger) => {
+    let child: Logger | undefined;
+    return () => (child ??= logger.createChild({
+      persistentKeys: {
+        messageId: record.messageId,
+        attempt: Number(record.attributes.ApproximateReceiveCount ?? 1),
+        ...(envelope ? {
+          jobId: envelope.jobId, jobType: envelope.type, idempotencyKey: envelope.idempotencyKey,
+          lockKey: lockKey(envelope.resourceId), traceId: envelope.traceId,
+        } : {}),
+      },
+    }));
+  };
 
   // Asked twice per record (its lane, then its claim's locks): computed once, with one payload parse.
   const resources = new WeakMap<Envelope, readonly string[]>();
@@ -127,7 +133,9 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       },
     });
     await backOff(outcomes);
-    for (const outcome of outcomes) report(outcome);
+    const debug = logger.getLevelName() === 'DEBUG';
+    for (const outcome of outcomes) report(outcome, debug);
+    logger.info('batch done', batchSummary(outcomes));
     metrics.publishStoredMetrics();
     return { batchItemFailures: outcomes.filter((o) => o.status === 'retry').map((o) => ({ itemIdentifier: o.record.messageId })) };
   };
@@ -155,25 +163,30 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     }
   };
 
-  const report = (outcome: RecordOutcome) => {
+  /**
+   * Counts every outcome; logs a failure with its record's keys. A success gets its own line only
+   * at DEBUG (`POWERTOOLS_LOG_LEVEL=DEBUG`): its idempotency record already says which job ran
+   * when, and a line per record would cost more log ingestion than the record's compute.
+   */
+  const report = (outcome: RecordOutcome, debug: boolean) => {
     const log = recordLogger(outcome.record, outcome.envelope);
     switch (outcome.status) {
       case 'processed':
         metrics.addMetric(METRICS.processed, MetricUnit.Count, 1);
-        log.info('job processed');
+        if (debug) log().debug('job processed');
         return;
       case 'duplicate':
         metrics.addMetric(METRICS.duplicates, MetricUnit.Count, 1);
-        log.info('duplicate suppressed');
+        if (debug) log().debug('duplicate suppressed');
         return;
       case 'retry':
         countByReason(options.observability, METRICS.retries, outcome.error.reason);
         countContention(outcome.error);
-        log.warn('job will be retried', errorFields(outcome.error));
+        log().warn('job will be retried', errorFields(outcome.error));
         return;
       case 'dead-lettered':
         countByReason(options.observability, METRICS.sentToDlq, outcome.error.reason);
-        log.error('job sent to DLQ', errorFields(outcome.error));
+        log().error('job sent to DLQ', errorFields(outcome.error));
         return;
     }
   };
@@ -187,6 +200,12 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
   };
 
   return { before: sqsJobBatchMiddlewareBefore };
+}
+
+/** The batch's one INFO line: how many records ended which way. */
+function batchSummary(outcomes: readonly RecordOutcome[]) {
+  const count = (status: RecordOutcome['status']) => outcomes.filter((o) => o.status === status).length;
+  return { records: outcomes.length, processed: count('processed'), duplicates: count('duplicate'), retried: count('retry'), deadLettered: count('dead-lettered') };
 }
 
 function errorFields(error: BallastError) {

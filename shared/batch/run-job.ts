@@ -8,7 +8,8 @@ import type { JobHandler } from './types.ts';
 export interface RunJobOptions {
   readonly store: IdempotencyStore;
   readonly attempt: number;
-  readonly logger: Logger;
+  /** The record's logger, made on first use (most jobs never log). */
+  readonly logger: () => Logger;
   /** Aborted by the pipeline when the invocation's deadline approaches. */
   readonly signal: AbortSignal;
   /** Every resource the job touches (its `resourceId` among them); an external job locks them all. @default [envelope.resourceId] */
@@ -42,7 +43,10 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   if (!parsed.success) {
     throw new FatalError(REASONS.invalidPayload, `payload of ${envelope.type}: ${describeIssues(parsed.error)}`);
   }
-  const context = { envelope, payload: parsed.data, attempt: options.attempt, logger: options.logger, signal: options.signal };
+  const context = {
+    envelope, payload: parsed.data, attempt: options.attempt, signal: options.signal,
+    get logger() { return options.logger(); },
+  };
   if (handler.effects === 'dynamodb') {
     return options.store.commitOnce(envelope, await handler.plan(context));
   }
@@ -80,7 +84,7 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
  */
 async function abandon(claim: Claim, options: RunJobOptions): Promise<void> {
   await inPlace('abandoning the claim', () => options.store.abandon(claim), options, Number.POSITIVE_INFINITY).catch((error: unknown) =>
-    options.logger.warn('could not abandon claim; it will expire with its lease', { error: error as Error }));
+    options.logger().warn('could not abandon claim; it will expire with its lease', { error: error as Error }));
 }
 
 /**
@@ -108,7 +112,7 @@ async function inPlace<T>(what: string, operation: () => Promise<T>, options: Ru
       const delayMs = Math.round((25 * 2 ** attempt) * (0.5 + random() / 2));
       const retryable = failure instanceof TransientError && !(failure instanceof FencedError);
       if (!retryable || attempt >= attempts || options.signal.aborted || nowMs() + delayMs >= untilMs) throw failure;
-      options.logger.warn(`${what} failed; retrying in place`, { reason: failure.reason, attempt, delayMs, error: failure });
+      options.logger().warn(`${what} failed; retrying in place`, { reason: failure.reason, attempt, delayMs, error: failure });
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
@@ -130,10 +134,10 @@ function startHeartbeat(initial: Claim, options: RunJobOptions, lease: AbortCont
         // A fence means someone else holds the lease now: stop. Anything else (throttling, a
         // dropped connection) is tried again on the next beat while the lease still runs.
         if (error instanceof FencedError || (options.nowMs ?? Date.now)() >= current.leaseUntilMs) {
-          options.logger.warn('heartbeat failed; aborting the job', { error: error as Error });
+          options.logger().warn('heartbeat failed; aborting the job', { error: error as Error });
           lease.abort(error);
         } else {
-          options.logger.warn('heartbeat failed; trying again on the next beat', { error: error as Error });
+          options.logger().warn('heartbeat failed; trying again on the next beat', { error: error as Error });
         }
       })
       .finally(() => void (inFlight = undefined));

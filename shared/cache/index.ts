@@ -11,9 +11,9 @@ export { BREAKER_STATES, CircuitBreaker, type BreakerState, type CircuitBreakerO
 export { connectCacheClient, createCacheClient, type CacheAuth, type CacheConnectionOptions } from './connection.ts';
 export { CacheConfigurationError, CacheUnavailableError, InvalidCacheIdError, MalformedItemError } from './errors.ts';
 export {
-  CACHE_AUTH_MODES, cacheConfigFromEnv, cacheConnectionFromEnv, cacheConnectionOptions, entityCacheFromEnv,
-  type CacheAuthConfig, type CacheAuthMode, type CacheConnectionConfig, type CacheFunctionConfig,
-} from './from-env.ts';
+  CACHE_AUTH_MODES, cacheConnectionFromEnv, cacheConnectionOptions, type CacheAuthConfig, type CacheAuthMode, type CacheConnectionConfig,
+} from './connection-config.ts';
+export { cacheConfigFromEnv, entityCacheFromEnv, type CacheFunctionConfig } from './from-env.ts';
 export {
   CacheAuthToken, credentialsFromEnv, elastiCacheIamAuthToken, IAM_AUTH_TOKEN_EXPIRES_SECONDS, iamAuthToken,
   type CacheAuthTokenOptions, type IamAuthTokenOptions, type IamAuthTokenRequest,

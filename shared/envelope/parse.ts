@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { IncompatibleVersionError, InvalidEnvelopeError } from '../errors/index.ts';
 import { ENVELOPE_SCHEMAS, type Envelope } from './schema.ts';
 import { jsonBoundsViolation, MAX_PAYLOAD_DEPTH } from './bounds.ts';

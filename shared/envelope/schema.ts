@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The job envelope, version 1. Every SQS message body ballast reads is one of these.

@@ -43,8 +43,14 @@ export function recordKey(idempotencyKey: string): string {
  * must be refused as reused, never mistaken for a duplicate and dropped.
  */
 export function payloadHash(job: { readonly type: string; readonly resourceId: string; readonly payload: unknown }): string {
-  return createHash('sha256').update(canonicalJson([job.type, job.resourceId, job.payload])).digest('hex');
+  let hash = hashes.get(job);
+  if (hash === undefined) hashes.set(job, (hash = createHash('sha256').update(canonicalJson([job.type, job.resourceId, job.payload])).digest('hex')));
+  return hash;
 }
+
+// A record's envelope is hashed by the batch (to collapse in-batch duplicates) and again by its
+// commit; envelopes are never mutated, so the first hash is kept for the object's lifetime.
+const hashes = new WeakMap<object, string>();
 
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

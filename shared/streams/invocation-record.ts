@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidInvocationRecordError } from './errors.ts';
 
 /** A DynamoDB Streams sequence number: up to 40 decimal digits, compared as a BigInt. */

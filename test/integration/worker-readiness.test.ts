@@ -25,4 +25,19 @@ describe('worker readiness probe (what the pre-traffic hook asks a new version)'
     const failed = report.checks.filter((check) => !check.ok).map((check) => check.name);
     assert.deepEqual(failed, ['dynamodb control table', 'cache']);
   });
+
+  it('reports the cache not ready, with its refusal, when it does not admit the credentials', async () => {
+    // GIVEN the local cache, which has no password, and a worker that brings one
+    const queues = await h.queues();
+    const url = new URL(h.local.env.BALLAST_CACHE_URL as string);
+    url.username = 'ballast';
+    url.password = 'not-the-password';
+    // WHEN the pre-traffic hook asks
+    const report = await ask(h.worker(queues, { config: { cacheUrl: url.toString() } }));
+    // THEN the cache check fails with what the server said, and never shows the password
+    const cache = report.checks.find((check) => check.name === 'cache');
+    assert.equal(cache?.ok, false);
+    assert.match(cache?.detail ?? '', /did not answer PING: refused: (WRONGPASS|ERR)/);
+    assert.doesNotMatch(JSON.stringify(report), /not-the-password/);
+  });
 });

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineEntity, projectItem } from '../../shared/cache/index.ts';
 
 /** What the cache stores and `GET /skus/{id}` returns for a SKU (the item without its `pk`). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { entityKey } from '../../shared/tables/index.ts';
 
 /** The inventory workload's job types. */

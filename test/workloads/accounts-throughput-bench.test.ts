@@ -1,0 +1,86 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { build } from 'esbuild';
+import { startDynamoDb, startSqs, type Engine, type SqsEngine } from '../../local/engines/index.ts';
+import { BUNDLE_ENTRIES } from '../../workloads/accounts/bench/throughput/bundles.ts';
+import { runVariant, type RunOptions } from '../../workloads/accounts/bench/throughput/run.ts';
+import { creditTraffic } from '../../workloads/accounts/bench/throughput/workload.ts';
+
+/**
+ * What `npm run bench:throughput` measures, checked for truth rather than speed (speed targets live
+ * in the bench): every variant gets the same traffic through the same driver, the counts it reports
+ * are the requests it really sent, and crashes after the effect are survived exactly once only by
+ * the variants whose record and effect commit together.
+ */
+describe('throughput bench: the variants, the driver, the crash-after-effect', () => {
+  let dynamodb: Engine;
+  let sqs: SqsEngine;
+  before(async () => {
+    dynamodb = await startDynamoDb();
+    sqs = await startSqs();
+  });
+  after(async () => {
+    await sqs?.stop();
+    await dynamodb?.stop();
+  });
+  // 60 credits over 5 accounts, 10 of them sent twice by the producer.
+  const traffic = creditTraffic({ credits: 60, accounts: 5, duplicates: 10, seed: 7 });
+  const duplicatedUnits = (() => {
+    const seen = new Set<string>();
+    let units = 0;
+    for (const body of traffic.bodies) {
+      if (seen.has(body)) units += (JSON.parse(body) as { payload: { amount: number } }).payload.amount;
+      seen.add(body);
+    }
+    return units;
+  })();
+  let run = 0;
+  const drive = (variant: RunOptions['variant'], crashRate = 0) => runVariant({
+    variant, traffic, dynamodb, sqs, prefix: `tp${(run += 1)}`, batchSize: 10, concurrency: 2, timeoutMs: 2_000, crashRate, maxRunMs: 120_000,
+  });
+
+  it('counts what each variant sends: one request per record for the transaction and ballast, three writes around the effect for Powertools', async () => {
+    // WHEN each variant takes the same 70 records
+    const [bare, transaction, ballast, powertools] = [await drive('bare'), await drive('transaction'), await drive('ballast'), await drive('powertools')];
+    // THEN the bare handler applies the producer's duplicates again, and no idempotent variant does
+    assert.equal(bare.overApplied, duplicatedUnits);
+    for (const result of [transaction, ballast, powertools]) assert.deepEqual([result.variant, result.overApplied, result.lost, result.deadLettered], [result.variant, 0, 0, 0]);
+    // AND the counts are the commands really sent
+    assert.deepEqual(bare.requests, { UpdateItemCommand: 70 });
+    assert.deepEqual(transaction.requests, { TransactWriteItemsCommand: 70 });
+    // (ballast answers a duplicate that shares a batch with its first copy without a request)
+    assert.deepEqual(Object.keys(ballast.requests), ['TransactWriteItemsCommand']);
+    assert.ok(ballast.requests.TransactWriteItemsCommand >= 60 && ballast.requests.TransactWriteItemsCommand <= 70, JSON.stringify(ballast.requests));
+    // (a duplicate running beside its first copy finds it in progress, and comes back for another Put)
+    assert.ok((powertools.requests.PutItemCommand ?? 0) >= 70, JSON.stringify(powertools.requests));
+    assert.equal(powertools.requests.UpdateItemCommand, 2 * 60, 'the effect and the completed record, for each first-time job');
+    // AND every record was settled, each latency measured
+    for (const result of [bare, transaction, ballast, powertools]) {
+      assert.equal(result.records, 70);
+      assert.ok(result.cpuMsPerRecord > 0 && result.latencyMs.p99 >= result.latencyMs.p50, JSON.stringify(result));
+    }
+  });
+
+  it('kills sandboxes right after the effect: ballast applies every credit exactly once, the bare handler does not', async () => {
+    // WHEN a fifth of the state-table writes are followed by the sandbox's death
+    const ballast = await drive('ballast', 0.2);
+    const bare = await drive('bare', 0.2);
+    // THEN the crashes happened, the batches came back, and only ballast stayed exact
+    assert.ok(ballast.crashes > 0 && ballast.redeliveries > 0, JSON.stringify(ballast));
+    assert.deepEqual([ballast.overApplied, ballast.lost, ballast.deadLettered], [0, 0, 0]);
+    assert.ok(bare.crashes > 0 && bare.overApplied > duplicatedUnits, JSON.stringify(bare));
+  });
+
+  it('the worker bundle leaves the cache client out: its readiness ping speaks RESP itself', async () => {
+    const result = await build({
+      entryPoints: [BUNDLE_ENTRIES.worker], bundle: true, platform: 'node', format: 'esm', target: 'node24', minify: true, metafile: true, write: false,
+      mainFields: ['module', 'main'], outfile: 'index.mjs', logLevel: 'silent',
+    });
+    // What reached the output: the inputs list also holds the files esbuild parsed, then shook out.
+    const inputs = Object.values(result.metafile.outputs).flatMap((output) =>
+      Object.entries(output.inputs).filter(([, input]) => input.bytesInOutput > 0).map(([file]) => file));
+    assert.ok(inputs.some((input) => input.includes('shared/readiness/cache-ping.ts')), 'the ping is in');
+    assert.deepEqual(inputs.filter((input) => /node_modules\/(ioredis|@ioredis)\//.test(input)), []);
+    assert.deepEqual(inputs.filter((input) => /zod\/v4\/locales\/(?!en)/.test(input)), [], 'only the English messages of zod');
+  });
+});

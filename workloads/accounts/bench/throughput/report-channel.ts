@@ -1,0 +1,9 @@
+/** What a sandbox reports after each invocation (or right before it crashes). */
+export interface InvocationReport {
+  readonly requests: Record<string, number>;
+  readonly cpuMicros: number;
+  readonly crashed: boolean;
+}
+
+/** The BroadcastChannel sandboxes report on (worker threads of the bench's own process). */
+export const REPORT_CHANNEL = 'ballast-bench-throughput';

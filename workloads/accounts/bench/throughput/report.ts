@@ -1,0 +1,35 @@
+import { VARIANT_LABELS } from './variants/index.ts';
+import type { BenchReport } from './bench.ts';
+
+const fixed = (value: number, digits: number) => value.toFixed(digits);
+
+/** The README's tables: the variants, the bundles, the targets. */
+export function renderReport(report: BenchReport): string {
+  const { options } = report;
+  const crashPercent = `${fixed(options.crashRate * 100, 0)} %`;
+  const lines = [
+    `${options.credits + options.duplicates} records (${options.credits} credits over ${options.accounts} accounts + ${options.duplicates} producer duplicates), `
+      + `batches of ${options.batchSize}, ${options.concurrency} concurrent invocations, one DynamoDB Local; median of ${options.rounds} rounds (${report.machine}).`,
+    '',
+    `| variant | records/s | DynamoDB requests/record | p50 / p99 ms | CPU ms/record | log bytes/record | over-applied | over-applied, ${crashPercent} crashes |`,
+    '|---|---|---|---|---|---|---|---|',
+    ...report.summaries.map((s) => `| ${VARIANT_LABELS[s.variant]} | ${fixed(s.recordsPerSecond, 0)} | ${fixed(s.requestsPerRecord, 2)} (${Object.entries(s.requestsByCommand)
+      .map(([command, n]) => `${command} ${fixed(n, 2)}`).join(', ')}) | ${fixed(s.p50Ms, 0)} / ${fixed(s.p99Ms, 0)} | ${fixed(s.cpuMsPerRecord, 2)} | ${fixed(s.logBytesPerRecord, 0)} | `
+      + `${s.overApplied}${s.lost ? ` (lost ${s.lost})` : ''} | ${s.crash.overApplied}${s.crash.lost ? ` (lost ${s.crash.lost})` : ''} (${s.crash.crashes} crashes) |`),
+    '',
+    '| bundle (esbuild as the stack builds it) | index.mjs | source map | cold import | with `--enable-source-maps` |',
+    '|---|---|---|---|---|',
+    ...Object.values(report.bundles).map((b) => `| ${BUNDLE_LABELS[b.name] ?? b.name} | ${fixed(b.bytes / 1024, 0)} KB | ${fixed(b.mapBytes / 1024, 0)} KB | ${fixed(b.coldImportMs, 0)} ms | ${fixed(b.coldImportSourceMapsMs, 0)} ms |`),
+    '',
+    '| target | measured | bound | |',
+    '|---|---|---|---|',
+    ...report.targets.map((t) => `| ${t.name} | ${fixed(t.measured, 2)} | ${t.at === 'least' ? '≥' : '≤'} ${t.bound} | ${t.met ? 'met' : '**missed**'} |`),
+  ];
+  return lines.join('\n');
+}
+
+const BUNDLE_LABELS: Record<string, string> = {
+  ballast: 'ballast, the credit job (`workloads/accounts/bench/throughput/ballast-entry.ts`)',
+  powertools: 'Powertools stack, the credit job (`workloads/accounts/bench/throughput/powertools-entry.ts`)',
+  worker: 'ballast worker as deployed, every workload (`functions/worker`)',
+};

@@ -1,0 +1,223 @@
+import { BroadcastChannel } from 'node:worker_threads';
+import { setTimeout as delay } from 'node:timers/promises';
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { engineEnvironment, LOCAL_CREDENTIALS, LOCAL_REGION, type Engine, type SqsEngine } from '../../../../local/engines/index.ts';
+import { FunctionRuntime } from '../../../../local/lambda/function-runtime.ts';
+import { startSqsEventSource } from '../../../../local/lambda/sqs-event-source.ts';
+import { FUNCTION_TIMEOUT_ENV } from '../../../../shared/aws/index.ts';
+import { CONTROL_TABLE, STATE_TABLE } from '../../../../shared/tables/index.ts';
+import { REPORT_CHANNEL, type InvocationReport } from './report-channel.ts';
+import type { VariantName } from './variants/index.ts';
+import type { CreditTraffic } from './workload.ts';
+
+export interface RunOptions {
+  readonly variant: VariantName;
+  readonly traffic: CreditTraffic;
+  readonly dynamodb: Engine;
+  readonly sqs: SqsEngine;
+  /** Unique per run: the tables and queues it creates. */
+  readonly prefix: string;
+  readonly batchSize: number;
+  readonly concurrency: number;
+  /** The function timeout, and the queue's visibility timeout (as AWS advises, not shorter). */
+  readonly timeoutMs: number;
+  /** Per effect: the chance the sandbox dies right after its state-table write. */
+  readonly crashRate: number;
+  /** The run fails past this. */
+  readonly maxRunMs: number;
+}
+
+/** What one variant did with the traffic. */
+export interface RunResult {
+  readonly variant: VariantName;
+  readonly records: number;
+  readonly elapsedMs: number;
+  readonly recordsPerSecond: number;
+  /** Requests sent to DynamoDB, by command. */
+  readonly requests: Record<string, number>;
+  readonly requestsPerRecord: number;
+  /** Per record: from its first invocation's start to the end of the invocation that settled it. */
+  readonly latencyMs: { readonly p50: number; readonly p99: number };
+  /** Sandbox thread CPU (handler, SDK, logging) over every invocation, per record. */
+  readonly cpuMsPerRecord: number;
+  readonly invocations: number;
+  readonly crashes: number;
+  readonly redeliveries: number;
+  readonly deadLettered: number;
+  /** Units credited beyond what the traffic asked for, and units missing from it. */
+  readonly overApplied: number;
+  readonly lost: number;
+  /** Lines and bytes the sandboxes wrote (logs and EMF metrics), per record. */
+  readonly logBytesPerRecord: number;
+}
+
+const MAX_RECEIVE_COUNT = 10;
+
+/**
+ * Drives one variant with the traffic the way Lambda's event source mapping does (the local
+ * cloud's own: batches from a real SQS emulator, concurrent invocations in sandboxes, partial
+ * batch failures and timeouts left on the queue to reappear after their visibility timeout), then
+ * checks every account's balance against what the traffic asked for.
+ */
+export async function runVariant(options: RunOptions): Promise<RunResult> {
+  const config = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  const dynamodb = new DynamoDBClient({ ...config, endpoint: options.dynamodb.endpoint });
+  const sqs = new SQSClient({ ...config, endpoint: options.sqs.endpoint });
+  const tables = await createTables(dynamodb, options.prefix);
+  const visibility = String(Math.ceil(options.timeoutMs / 1000));
+  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${options.prefix}-dlq` }));
+  const dlqArn = await queueArn(sqs, dlq.QueueUrl as string);
+  const queue = await sqs.send(new CreateQueueCommand({
+    QueueName: `${options.prefix}-jobs`,
+    Attributes: { VisibilityTimeout: visibility, RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: MAX_RECEIVE_COUNT }) },
+  }));
+  const queueUrl = queue.QueueUrl as string;
+  const { bodies } = options.traffic;
+  for (let start = 0; start < bodies.length; start += 10) {
+    await sqs.send(new SendMessageBatchCommand({
+      QueueUrl: queueUrl, Entries: bodies.slice(start, start + 10).map((body, i) => ({ Id: String(i), MessageBody: body })),
+    }));
+  }
+
+  const requests: Record<string, number> = {};
+  let cpuMicros = 0;
+  let crashes = 0;
+  const channel = new BroadcastChannel(REPORT_CHANNEL);
+  channel.onmessage = (message: unknown) => {
+    const report = (message as { data: InvocationReport }).data;
+    for (const [command, count] of Object.entries(report.requests)) requests[command] = (requests[command] ?? 0) + count;
+    cpuMicros += report.cpuMicros;
+    if (report.crashed) crashes += 1;
+  };
+  let logBytes = 0;
+  const runtime = new FunctionRuntime({
+    functionName: `bench-${options.variant}`,
+    file: new URL('./sandbox-entry.ts', import.meta.url).pathname,
+    exportName: 'handler',
+    timeoutMs: options.timeoutMs,
+    maxSandboxes: options.concurrency,
+    environment: {
+      ...engineEnvironment({ dynamodb: options.dynamodb, sqs: options.sqs, redis: { endpoint: '' } as Engine }),
+      BALLAST_CACHE_URL: '',
+      AWS_LAMBDA_FUNCTION_NAME: `bench-${options.variant}`,
+      AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
+      [FUNCTION_TIMEOUT_ENV]: String(options.timeoutMs),
+      STATE_TABLE_NAME: tables.state,
+      CONTROL_TABLE_NAME: tables.control,
+      DEAD_LETTER_QUEUE_URL: dlq.QueueUrl as string,
+      WORKER_VERSION: 'bench',
+      MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT),
+      DEADLINE_MARGIN_MS: String(Math.min(5_000, Math.floor(options.timeoutMs / 5))),
+      RETRY_BASE_DELAY_SECONDS: '1',
+      // The workloads' settings; credits never call them.
+      PARTNER_API_URL: 'http://127.0.0.1:9', CARRIER_API_URL: 'http://127.0.0.1:9',
+      // Powertools settings pass through, so a run can try another log level or disable metrics.
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('POWERTOOLS_')) as [string, string][]),
+      BENCH_VARIANT: options.variant,
+      BENCH_CRASH_RATE: String(options.crashRate),
+    },
+    onOutput: (line) => void (logBytes += line.length + 1),
+  });
+
+  // Warm every sandbox first: cold starts are measured on their own (bundles.ts), not here.
+  await Promise.allSettled(Array.from({ length: options.concurrency }, () => runtime.invoke({ Records: [] })));
+  for (const key of Object.keys(requests)) delete requests[key];
+  cpuMicros = 0;
+  logBytes = 0;
+
+  const firstStart = new Map<string, number>();
+  const latencies: number[] = [];
+  let invocations = 0;
+  let redeliveries = 0;
+  const handler = async (event: SQSEvent, context: Context) => {
+    const startedMs = performance.now();
+    invocations += 1;
+    for (const record of event.Records) {
+      if (firstStart.has(record.messageId)) redeliveries += 1;
+      else firstStart.set(record.messageId, startedMs);
+    }
+    const response = (await runtime.handler(event, context)) as SQSBatchResponse;
+    const failed = new Set(response?.batchItemFailures?.map((f) => f.itemIdentifier));
+    const endedMs = performance.now();
+    for (const record of event.Records) if (!failed.has(record.messageId)) latencies.push(endedMs - (firstStart.get(record.messageId) ?? startedMs));
+    return response;
+  };
+  const startedMs = performance.now();
+  const source = startSqsEventSource({
+    sqs, queueUrl, queueArn: await queueArn(sqs, queueUrl), handler, functionName: `bench-${options.variant}`,
+    functionTimeoutMs: options.timeoutMs, batchSize: options.batchSize, maximumConcurrency: options.concurrency,
+    onError: () => undefined,
+  });
+  try {
+    while (queued(options.sqs, `${options.prefix}-jobs`) > 0) {
+      if (performance.now() - startedMs > options.maxRunMs) throw new Error(`${options.variant}: ${queued(options.sqs, `${options.prefix}-jobs`)} messages still queued after ${options.maxRunMs} ms`);
+      await delay(20);
+    }
+  } finally {
+    await source.stop();
+    await runtime.stop();
+    channel.close();
+  }
+  const elapsedMs = performance.now() - startedMs;
+
+  const balances = new Map<string, number>();
+  for await (const page of paginateScan({ client: DynamoDBDocumentClient.from(dynamodb) }, { TableName: tables.state })) {
+    for (const item of page.Items ?? []) if (typeof item.accountId === 'string') balances.set(item.accountId, Number(item.balance ?? 0));
+  }
+  let overApplied = 0;
+  let lost = 0;
+  for (const [account, want] of options.traffic.expected) {
+    const got = balances.get(account) ?? 0;
+    if (got > want) overApplied += got - want;
+    else lost += want - got;
+  }
+  const deadLettered = queued(options.sqs, `${options.prefix}-dlq`);
+  // A run's tables go, so that every run meets an engine in the same state.
+  await Promise.all([tables.state, tables.control].map((TableName) => dynamodb.send(new DeleteTableCommand({ TableName }))));
+  await Promise.all([queueUrl, dlq.QueueUrl as string].map((QueueUrl) => sqs.send(new DeleteQueueCommand({ QueueUrl }))));
+  dynamodb.destroy();
+  sqs.destroy();
+  const records = bodies.length;
+  const total = Object.values(requests).reduce((a, b) => a + b, 0);
+  latencies.sort((a, b) => a - b);
+  return {
+    variant: options.variant, records, elapsedMs, recordsPerSecond: records / (elapsedMs / 1000),
+    requests, requestsPerRecord: total / records,
+    latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
+    cpuMsPerRecord: cpuMicros / 1000 / records,
+    invocations, crashes, redeliveries, deadLettered, overApplied, lost,
+    logBytesPerRecord: logBytes / records,
+  };
+}
+
+function queued(engine: SqsEngine, name: string): number {
+  const queue = engine.store.inspectQueue(name);
+  if (!queue) return 0;
+  return queue.messages.ready.length + queue.messages.delayed.length + queue.messages.inflight.length;
+}
+
+async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
+  const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+  return out.Attributes?.QueueArn as string;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number;
+}
+
+/** The stack's two tables by their keys, without the state table's stream (nothing reads it here). */
+async function createTables(dynamodb: DynamoDBClient, prefix: string) {
+  const tables = { state: `${prefix}-state`, control: `${prefix}-control` };
+  for (const [TableName, key] of [[tables.state, STATE_TABLE.partitionKey], [tables.control, CONTROL_TABLE.partitionKey]] as const) {
+    await dynamodb.send(new CreateTableCommand({
+      TableName, BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: key, AttributeType: 'S' }], KeySchema: [{ AttributeName: key, KeyType: 'HASH' }],
+    }));
+  }
+  return tables;
+}

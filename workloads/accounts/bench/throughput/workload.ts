@@ -1,0 +1,44 @@
+import { createEnvelope, type Envelope } from '../../../../shared/envelope/index.ts';
+import { JOB_TYPES } from '../../schemas.ts';
+
+/** The bench's traffic, as a new user would try it: credits over a few accounts, some sent twice. */
+export interface CreditTraffic {
+  /** Message bodies in send order: every credit once, plus the producer's duplicates. */
+  readonly bodies: readonly string[];
+  /** What each account's balance must be when every credit applied exactly once. */
+  readonly expected: ReadonlyMap<string, number>;
+}
+
+/** A small deterministic generator (mulberry32), so every variant gets the same traffic. */
+export function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/**
+ * `credits` `account.credit` jobs of 1–9 units over `accounts` accounts, then `duplicates` of them
+ * sent again (a producer retrying after a lost acknowledgement), shuffled in.
+ */
+export function creditTraffic(options: { credits: number; accounts: number; duplicates: number; seed: number }): CreditTraffic {
+  const random = seeded(options.seed);
+  const expected = new Map<string, number>();
+  const envelopes: Envelope[] = [];
+  for (let i = 0; i < options.credits; i += 1) {
+    const resourceId = `bench-${Math.floor(random() * options.accounts)}`;
+    const amount = 1 + Math.floor(random() * 9);
+    envelopes.push(createEnvelope({ type: JOB_TYPES.credit, resourceId, payload: { amount }, idempotencyKey: `credit-${options.seed}-${i}` }));
+    expected.set(resourceId, (expected.get(resourceId) ?? 0) + amount);
+  }
+  const bodies = envelopes.map((envelope) => JSON.stringify(envelope));
+  for (let i = 0; i < options.duplicates; i += 1) {
+    const copy = bodies[Math.floor(random() * options.credits)] as string;
+    bodies.splice(Math.floor(random() * (bodies.length + 1)), 0, copy);
+  }
+  return { bodies, expected };
+}
