@@ -5,7 +5,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION, type Engine } from './engine.ts';
 
 export { startDynamoDb, dynamoDbLocalDir } from './dynamodb.ts';
 export { startRedis } from './redis.ts';
-export { startSqs, type SqsEngine } from './sqs.ts';
+export { queueDepth, startSqs, type SqsEngine } from './sqs.ts';
 export { freePort } from './readiness.ts';
 export { ENGINE_OWNER_ENV, isRunning } from './supervised-process.ts';
 export { LOCAL_CREDENTIALS, LOCAL_REGION, localClientConfig, type Engine } from './engine.ts';

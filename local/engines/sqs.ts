@@ -51,3 +51,14 @@ export async function startSqs(options: { port?: number } = {}): Promise<SqsEngi
     stop: async () => void (await app.close()),
   };
 }
+
+/**
+ * Messages still on queue `name` (ready, delayed or in flight), read from the emulator's store:
+ * exact and free, unlike `ApproximateNumberOfMessages*`, so a benchmark can stop its clock the
+ * moment the last message is deleted.
+ */
+export function queueDepth(engine: SqsEngine, name: string): number {
+  const queue = engine.store.inspectQueue(name);
+  if (!queue) return 0;
+  return queue.messages.ready.length + queue.messages.delayed.length + queue.messages.inflight.length;
+}

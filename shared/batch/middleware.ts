@@ -133,9 +133,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       },
     });
     await backOff(outcomes);
-    const debug = logger.getLevelName() === 'DEBUG';
-    for (const outcome of outcomes) report(outcome, debug);
-    logger.info('batch done', batchSummary(outcomes));
+    report(outcomes);
     metrics.publishStoredMetrics();
     return { batchItemFailures: outcomes.filter((o) => o.status === 'retry').map((o) => ({ itemIdentifier: o.record.messageId })) };
   };
@@ -164,31 +162,38 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
   };
 
   /**
-   * Counts every outcome; logs a failure with its record's keys. A success gets its own line only
-   * at DEBUG (`POWERTOOLS_LOG_LEVEL=DEBUG`): its idempotency record already says which job ran
-   * when, and a line per record would cost more log ingestion than the record's compute.
+   * Counts the batch's outcomes, one metric value per kind (and per reason) rather than one per
+   * record, and logs each failure with its record's keys. Successes are not logged one by one
+   * (their idempotency records say which job completed when; a line per record would cost more
+   * log ingestion than the record's compute): the batch's summary line is INFO when something
+   * failed, DEBUG otherwise, and at DEBUG (`POWERTOOLS_LOG_LEVEL=DEBUG`) each success has its line.
    */
-  const report = (outcome: RecordOutcome, debug: boolean) => {
-    const log = recordLogger(outcome.record, outcome.envelope);
-    switch (outcome.status) {
-      case 'processed':
-        metrics.addMetric(METRICS.processed, MetricUnit.Count, 1);
-        if (debug) log().debug('job processed');
-        return;
-      case 'duplicate':
-        metrics.addMetric(METRICS.duplicates, MetricUnit.Count, 1);
-        if (debug) log().debug('duplicate suppressed');
-        return;
-      case 'retry':
-        countByReason(options.observability, METRICS.retries, outcome.error.reason);
+  const report = (outcomes: readonly RecordOutcome[]) => {
+    const summary = batchSummary(outcomes);
+    if (summary.processed > 0) metrics.addMetric(METRICS.processed, MetricUnit.Count, summary.processed);
+    if (summary.duplicates > 0) metrics.addMetric(METRICS.duplicates, MetricUnit.Count, summary.duplicates);
+    const byReason = { [METRICS.retries]: new Map<string, number>(), [METRICS.sentToDlq]: new Map<string, number>() };
+    const debug = logger.getLevelName() === 'DEBUG';
+    for (const outcome of outcomes) {
+      const log = recordLogger(outcome.record, outcome.envelope);
+      if (outcome.status !== 'retry' && outcome.status !== 'dead-lettered') {
+        if (debug) log().debug(outcome.status === 'processed' ? 'job processed' : 'duplicate suppressed');
+        continue;
+      }
+      const metric = outcome.status === 'retry' ? METRICS.retries : METRICS.sentToDlq;
+      byReason[metric].set(outcome.error.reason, (byReason[metric].get(outcome.error.reason) ?? 0) + 1);
+      if (outcome.status === 'retry') {
         countContention(outcome.error);
         log().warn('job will be retried', errorFields(outcome.error));
-        return;
-      case 'dead-lettered':
-        countByReason(options.observability, METRICS.sentToDlq, outcome.error.reason);
+      } else {
         log().error('job sent to DLQ', errorFields(outcome.error));
-        return;
+      }
     }
+    for (const [metric, counts] of Object.entries(byReason)) {
+      for (const [reason, count] of counts) countByReason(options.observability, metric, reason, count);
+    }
+    if (summary.retried + summary.deadLettered > 0) logger.info('batch done', summary);
+    else logger.debug('batch done', summary);
   };
 
   const countContention = (error: BallastError) => {

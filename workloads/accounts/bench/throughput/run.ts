@@ -4,7 +4,7 @@ import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk
 import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { engineEnvironment, LOCAL_CREDENTIALS, LOCAL_REGION, type Engine, type SqsEngine } from '../../../../local/engines/index.ts';
+import { engineEnvironment, LOCAL_CREDENTIALS, queueDepth, LOCAL_REGION, type Engine, type SqsEngine } from '../../../../local/engines/index.ts';
 import { FunctionRuntime } from '../../../../local/lambda/function-runtime.ts';
 import { startSqsEventSource } from '../../../../local/lambda/sqs-event-source.ts';
 import { FUNCTION_TIMEOUT_ENV } from '../../../../shared/aws/index.ts';
@@ -153,8 +153,8 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     onError: () => undefined,
   });
   try {
-    while (queued(options.sqs, `${options.prefix}-jobs`) > 0) {
-      if (performance.now() - startedMs > options.maxRunMs) throw new Error(`${options.variant}: ${queued(options.sqs, `${options.prefix}-jobs`)} messages still queued after ${options.maxRunMs} ms`);
+    while (queueDepth(options.sqs, `${options.prefix}-jobs`) > 0) {
+      if (performance.now() - startedMs > options.maxRunMs) throw new Error(`${options.variant}: ${queueDepth(options.sqs, `${options.prefix}-jobs`)} messages still queued after ${options.maxRunMs} ms`);
       await delay(20);
     }
   } finally {
@@ -175,7 +175,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     if (got > want) overApplied += got - want;
     else lost += want - got;
   }
-  const deadLettered = queued(options.sqs, `${options.prefix}-dlq`);
+  const deadLettered = queueDepth(options.sqs, `${options.prefix}-dlq`);
   // A run's tables go, so that every run meets an engine in the same state.
   await Promise.all([tables.state, tables.control].map((TableName) => dynamodb.send(new DeleteTableCommand({ TableName }))));
   await Promise.all([queueUrl, dlq.QueueUrl as string].map((QueueUrl) => sqs.send(new DeleteQueueCommand({ QueueUrl }))));
@@ -192,12 +192,6 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     invocations, crashes, redeliveries, deadLettered, overApplied, lost,
     logBytesPerRecord: logBytes / records,
   };
-}
-
-function queued(engine: SqsEngine, name: string): number {
-  const queue = engine.store.inspectQueue(name);
-  if (!queue) return 0;
-  return queue.messages.ready.length + queue.messages.delayed.length + queue.messages.inflight.length;
 }
 
 async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
