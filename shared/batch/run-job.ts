@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Envelope } from '../envelope/index.ts';
 import { classify, FatalError, FencedError, REASONS, TransientError } from '../errors/index.ts';
-import { describeIssues } from '../envelope/index.ts';
+import { describeIssues, safeParse } from '../validation/index.ts';
 import type { Claim, CommitPlan, Completion, IdempotencyStore } from '../idempotency/index.ts';
 import type { JobHandler } from './types.ts';
 
@@ -39,7 +39,7 @@ export interface RunJobOptions {
  * message an older one committed as the same job.
  */
 export async function runJob(envelope: Envelope, handler: JobHandler, options: RunJobOptions): Promise<Completion> {
-  const parsed = handler.payload.safeParse(envelope.payload);
+  const parsed = safeParse(handler.payload, envelope.payload);
   if (!parsed.success) {
     throw new FatalError(REASONS.invalidPayload, `payload of ${envelope.type}: ${describeIssues(parsed.error)}`);
   }

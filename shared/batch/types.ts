@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import type { z } from 'zod';
+import type { Schema } from '../validation/index.ts';
 import type { Envelope } from '../envelope/index.ts';
 import type { BallastError } from '../errors/index.ts';
 import type { Claim, CommitPlan } from '../idempotency/index.ts';
@@ -20,7 +20,7 @@ export interface JobContext<P> {
 /** A job whose effects are all DynamoDB writes: planned, then committed atomically with its record. */
 export interface TransactionalJob<P> {
   readonly type: string;
-  readonly payload: z.ZodType<P>;
+  readonly payload: Schema<P>;
   readonly effects: 'dynamodb';
   plan(job: JobContext<P>): CommitPlan | Promise<CommitPlan>;
 }
@@ -31,7 +31,7 @@ export interface TransactionalJob<P> {
  */
 export interface ExternalJob<P> {
   readonly type: string;
-  readonly payload: z.ZodType<P>;
+  readonly payload: Schema<P>;
   readonly effects: 'external';
   perform(job: JobContext<P> & { readonly claim: Claim }): Promise<CommitPlan>;
 }

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { safeParse, type Schema } from '../validation/index.ts';
 import { MalformedItemError } from './errors.ts';
 
 /** What every cached value carries: the item's version (+1 per committed change), which fills and invalidations compare. */
@@ -33,7 +33,7 @@ export interface CachedEntity<T extends CachedValue = CachedValue> {
    * projection: a `z.object` drops the fields it does not declare (`pk` among them), and an item
    * it refuses is malformed. Its output must keep the item's integer `version`.
    */
-  readonly schema: z.ZodType<T>;
+  readonly schema: Schema<T>;
   /**
    * The read API's path segment: `GET /<route>/{id}` answers the cached value.
    * @default - not served by the read API
@@ -76,7 +76,7 @@ export function invalidatedSchemaVersions(entity: CachedEntity): number[] {
  * @throws MalformedItemError when the schema refuses the item or its output has no integer version
  */
 export function projectItem<T extends CachedValue>(entity: CachedEntity<T>, item: object): T {
-  const parsed = entity.schema.safeParse(item);
+  const parsed = safeParse(entity.schema, item);
   const problems = parsed.success
     ? (isVersion(parsed.data.version) ? [] : [`version must be an integer >= 0, got ${JSON.stringify(parsed.data.version)}`])
     : parsed.error.issues.map((issue) => `${issue.path.join('.') || '(item)'}: ${issue.message}`);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CURRENT_SCHEMA_VERSION, ENVELOPE_V1, type Envelope } from './schema.ts';
-import { describeIssues } from './parse.ts';
+import { describeIssues, safeParse } from '../validation/index.ts';
 
 export interface EnvelopeInput {
   readonly type: string;
@@ -41,7 +41,7 @@ export function createEnvelope(input: EnvelopeInput): Envelope {
     producerVersion: input.producerVersion ?? 'unknown',
     payload: input.payload,
   };
-  const parsed = ENVELOPE_V1.safeParse(candidate);
+  const parsed = safeParse(ENVELOPE_V1, candidate);
   if (!parsed.success) throw new Error(`invalid envelope: ${describeIssues(parsed.error)}`);
   return parsed.data;
 }

@@ -1,9 +1,10 @@
-import * as z from 'zod';
 import { IncompatibleVersionError, InvalidEnvelopeError } from '../errors/index.ts';
 import { ENVELOPE_SCHEMAS, type Envelope } from './schema.ts';
 import { jsonBoundsViolation, MAX_PAYLOAD_DEPTH } from './bounds.ts';
+import * as z from 'zod/mini';
+import { describeIssues, safeParse } from '../validation/index.ts';
 
-const VERSION_ONLY = z.object({ schemaVersion: z.string().regex(/^\d+\.\d+$/, 'must look like <major>.<minor>') });
+const VERSION_ONLY = z.object({ schemaVersion: z.string().check(z.regex(/^\d+\.\d+$/, 'must look like <major>.<minor>')) });
 
 /**
  * Parses and validates an SQS message body as an envelope.
@@ -24,7 +25,7 @@ export function parseEnvelope(body: string): Envelope {
   // Before anything walks the body recursively (zod, hashing, marshalling).
   const violation = jsonBoundsViolation(json, MAX_PAYLOAD_DEPTH, -1);
   if (violation) throw new InvalidEnvelopeError(`body ${violation}`);
-  const version = VERSION_ONLY.safeParse(json);
+  const version = safeParse(VERSION_ONLY, json);
   if (!version.success) {
     throw new InvalidEnvelopeError(`schemaVersion ${describeIssues(version.error)}`);
   }
@@ -36,12 +37,9 @@ export function parseEnvelope(body: string): Envelope {
       { context: { schemaVersion: version.data.schemaVersion } },
     );
   }
-  const parsed = schema.safeParse(json);
+  const parsed = safeParse(schema, json);
   if (!parsed.success) throw new InvalidEnvelopeError(`envelope ${describeIssues(parsed.error)}`);
   return parsed.data;
 }
 
-/** One line naming every offending field, e.g. `idempotencyKey: Required; payload: Expected object`. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
-}
+export { describeIssues };

@@ -2,6 +2,7 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { payloadHash, recordKey, STATUS, type IdempotencyRecord } from '../idempotency/index.ts';
 import { CONTROL_TABLE } from '../tables/index.ts';
 import type { JobCatalog } from '../workloads/job-types.ts';
+import { safeParse } from '../validation/index.ts';
 import type { DeadLetter } from './dlq-messages.ts';
 
 /** What a replay re-check decided for one dead letter. */
@@ -36,7 +37,7 @@ export async function checkReplay(
   if (!envelope) return { decision: REPLAY_DECISIONS.unreadable, detail: letter.envelopeProblem ?? 'not an envelope' };
   const spec = Object.hasOwn(catalog, envelope.type) ? catalog[envelope.type] : undefined;
   if (!spec) return { decision: REPLAY_DECISIONS.invalidPayload, detail: `unknown job type '${envelope.type}'` };
-  const payload = spec.payload.safeParse(envelope.payload);
+  const payload = safeParse(spec.payload, envelope.payload);
   if (!payload.success) return { decision: REPLAY_DECISIONS.invalidPayload, detail: payload.error.issues.map((i: { path: PropertyKey[]; message: string }) => `${i.path.join('.')}: ${i.message}`).join('; ') };
   const out = await documents.send(new GetCommand({
     TableName: controlTableName, Key: { [CONTROL_TABLE.partitionKey]: recordKey(envelope.idempotencyKey) }, ConsistentRead: true,

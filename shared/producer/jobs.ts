@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
+import { safeParse } from '../validation/index.ts';
 import { createEnvelope, describeIssues, type Envelope } from '../envelope/index.ts';
 import type { JobCatalog, JobType } from '../workloads/job-types.ts';
 import { InvalidJobError, type ProducerErrorOptions } from './errors.ts';
@@ -60,7 +61,7 @@ export function buildJob(catalog: JobCatalog, request: JobRequest, errorOptions:
   if (spec.requiresIdempotencyKey && (typeof request.idempotencyKey !== 'string' || request.idempotencyKey === '')) {
     throw new InvalidJobError(`${type}: idempotencyKey is required (the business intent's id, e.g. an order id)`, errorOptions);
   }
-  const payload = spec.payload.safeParse(request.payload ?? {});
+  const payload = safeParse(spec.payload, request.payload ?? {});
   if (!payload.success) {
     throw new InvalidJobError(`${type}: payload.${describeIssues(payload.error)}`, { ...errorOptions, context: { type } });
   }

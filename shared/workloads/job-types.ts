@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { safeParse, type Schema } from '../validation/index.ts';
 
 /**
  * A job type as producers and the worker both see it: the payload schema one side builds with and
@@ -6,7 +6,7 @@ import type { z } from 'zod';
  * `perform`) is the workload's and uses the same schema object.
  */
 export interface JobType<P extends Record<string, unknown> = Record<string, unknown>> {
-  readonly payload: z.ZodType<P>;
+  readonly payload: Schema<P>;
   /**
    * Producers must name the business intent's key: without one a producer retry would apply the
    * effect twice (money moves, stock moves). Fails closed: a job of such a type without
@@ -46,7 +46,7 @@ export function defineJobTypes<const C extends JobCatalog>(catalog: C): C {
 export function jobResources(catalog: JobCatalog, job: { readonly type: string; readonly resourceId: string; readonly payload: unknown }): string[] {
   const type = catalog[job.type];
   if (!type?.resources) return [job.resourceId];
-  const payload = type.payload.safeParse(job.payload);
+  const payload = safeParse(type.payload, job.payload);
   if (!payload.success) return [job.resourceId];
   try {
     return [...new Set([job.resourceId, ...type.resources({ resourceId: job.resourceId, payload: payload.data })])];

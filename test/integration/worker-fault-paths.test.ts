@@ -6,6 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
+import * as mini from 'zod/mini';
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ACCOUNT_REASONS, BALANCE_CHANGE, JOB_TYPES, accountKey } from '../../workloads/accounts/index.ts';
@@ -177,7 +178,7 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     const v1 = h.worker(queues);
     // v2 adds an optional field and a defaulted one to the credit's payload
     const v1Credit = creditJob({ stateTableName: h.tables.state });
-    const v2Credit = { ...v1Credit, payload: BALANCE_CHANGE.extend({ note: z.string().optional(), currency: z.string().default('EUR') }) } as typeof v1Credit;
+    const v2Credit = { ...v1Credit, payload: mini.extend(BALANCE_CHANGE, { note: mini.optional(mini.string()), currency: mini._default(mini.string(), 'EUR') }) } as typeof v1Credit;
     const v2 = h.worker(queues, { jobs: [v2Credit] });
     const accountId = 'acc-rollout';
     // GIVEN a v1.1 producer's credit carrying the new field; v1 commits it and dies before deleting it

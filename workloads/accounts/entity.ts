@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { defineEntity, projectItem } from '../../shared/cache/index.ts';
 
 /**
@@ -8,13 +8,13 @@ import { defineEntity, projectItem } from '../../shared/cache/index.ts';
  * byte-for-byte what this one writes.
  */
 export const CACHED_ACCOUNT = z.object({
-  accountId: z.string().min(1),
-  balance: z.number().finite(),
+  accountId: z.string().check(z.minLength(1)),
+  balance: z.number(),
   /** The item's version (+1 per committed change): what fills and invalidations compare. */
-  version: z.number().int().nonnegative(),
-  profile: z.record(z.string(), z.unknown()).optional(),
+  version: z.int().check(z.nonnegative()),
+  profile: z.optional(z.record(z.string(), z.unknown())),
   /** ISO-8601 instant of the last change, with milliseconds. */
-  updatedAt: z.string().refine((text) => !Number.isNaN(Date.parse(text)), 'must be an ISO-8601 instant'),
+  updatedAt: z.string().check(z.refine((text) => !Number.isNaN(Date.parse(text)), 'must be an ISO-8601 instant')),
 });
 export type CachedAccount = z.infer<typeof CACHED_ACCOUNT>;
 

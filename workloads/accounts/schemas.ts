@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { entityKey } from '../../shared/tables/index.ts';
 
 /**
@@ -12,27 +12,27 @@ export const JOB_TYPES = {
   transfer: 'account.transfer',
 } as const;
 
-const amount = z.number().int().positive().max(1_000_000_000);
+const amount = z.int().check(z.positive(), z.maximum(1_000_000_000));
 
 /** Money moves in integer minor units (cents); `expectedVersion` makes the update conditional. */
 export const BALANCE_CHANGE = z.object({
   amount,
   /** When set, the change applies only if the account is still at this version (optimistic concurrency). */
-  expectedVersion: z.number().int().nonnegative().optional(),
+  expectedVersion: z.optional(z.int().check(z.nonnegative())),
 });
 export type BalanceChange = z.infer<typeof BALANCE_CHANGE>;
 
 /** Moves `amount` from the job's account (its `resourceId`) to `to`, atomically. */
 export const TRANSFER = z.object({
   /** The credited account (created by its first credit, like `account.credit` does). */
-  to: z.string().min(1).max(128),
+  to: z.string().check(z.minLength(1), z.maxLength(128)),
   amount,
 });
 export type Transfer = z.infer<typeof TRANSFER>;
 
 export const SYNC_PROFILE = z.object({
   /** Why the sync was requested; passed through to the partner for its audit log. */
-  reason: z.string().max(200).optional(),
+  reason: z.optional(z.string().check(z.maxLength(200))),
 });
 export type SyncProfile = z.infer<typeof SYNC_PROFILE>;
 

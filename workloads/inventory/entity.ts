@@ -1,12 +1,12 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { defineEntity, projectItem } from '../../shared/cache/index.ts';
 
 /** What the cache stores and `GET /skus/{id}` returns for a SKU (the item without its `pk`). */
 export const CACHED_SKU = z.object({
-  skuId: z.string().min(1),
-  available: z.number().int().nonnegative(),
-  version: z.number().int().nonnegative(),
-  updatedAt: z.string().refine((text) => !Number.isNaN(Date.parse(text)), 'must be an ISO-8601 instant'),
+  skuId: z.string().check(z.minLength(1)),
+  available: z.int().check(z.nonnegative()),
+  version: z.int().check(z.nonnegative()),
+  updatedAt: z.string().check(z.refine((text) => !Number.isNaN(Date.parse(text)), 'must be an ISO-8601 instant')),
 });
 export type CachedSku = z.infer<typeof CACHED_SKU>;
 

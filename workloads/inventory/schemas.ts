@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { entityKey } from '../../shared/tables/index.ts';
 
 /** The inventory workload's job types. */
@@ -9,9 +9,9 @@ export const STOCK_JOBS = {
   book: 'shipment.book',
 } as const;
 
-const quantity = z.number().int().positive().max(1_000_000);
+const quantity = z.int().check(z.positive(), z.maximum(1_000_000));
 /** Ids that also name cache keys and lock items (see `CACHE_ID_RULE`). */
-const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'must be 1-128 letters, digits, -, _ or ., starting with a letter or digit');
+const id = z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'must be 1-128 letters, digits, -, _ or ., starting with a letter or digit'));
 
 /** Stock arriving at the SKU (the job's `resourceId`). */
 export const STOCK_RECEIVE = z.object({ quantity });
@@ -27,7 +27,7 @@ export type StockRelease = z.infer<typeof STOCK_RELEASE>;
 
 /** Books one carrier shipment (the job's `resourceId`) for reserved stock. */
 export const SHIPMENT_BOOK = z.object({
-  reservationIds: z.array(id).min(1).max(10).refine((ids) => new Set(ids).size === ids.length, 'must not repeat a reservation'),
+  reservationIds: z.array(id).check(z.minLength(1), z.maxLength(10), z.refine((ids) => new Set(ids).size === ids.length, 'must not repeat a reservation')),
 });
 export type ShipmentBook = z.infer<typeof SHIPMENT_BOOK>;
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { z } from 'zod';
+import { safeParse, type Schema } from '../../../shared/validation/index.ts';
 import { ENVELOPE_V1, SUPPORTED_MAJOR_VERSIONS } from '../../../shared/envelope/index.ts';
 import { BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE } from '../../../workloads/accounts/index.ts';
 import { REASONS } from '../../../shared/errors/index.ts';
@@ -13,7 +13,7 @@ const messages = generate(7);
 const ofKind = (kind: PoisonKind) => messages.filter((message) => message.kind === kind);
 const bytes = (body: string) => Buffer.byteLength(body, 'utf8');
 
-const PAYLOAD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+const PAYLOAD_SCHEMAS: Readonly<Record<string, Schema>> = {
   [JOB_TYPES.credit]: BALANCE_CHANGE,
   [JOB_TYPES.debit]: BALANCE_CHANGE,
   [JOB_TYPES.syncProfile]: SYNC_PROFILE,
@@ -43,8 +43,8 @@ function verdict(message: PoisonMessage): 'valid' | 'invalid-envelope' | 'invali
   const schema = PAYLOAD_SCHEMAS[envelope.data.type];
   if (!schema) return 'unknown-job-type';
   const raw = (JSON.parse(message.body) as { payload: unknown }).payload;
-  const accepted = schema.safeParse(envelope.data.payload).success;
-  assert.equal(schema.safeParse(raw).success, accepted, `zod's copy and the raw payload agree for ${message.variant}`);
+  const accepted = safeParse(schema, envelope.data.payload).success;
+  assert.equal(safeParse(schema, raw).success, accepted, `zod's copy and the raw payload agree for ${message.variant}`);
   return accepted ? 'valid' : 'invalid-payload';
 }
 

@@ -9,7 +9,7 @@ export interface BundleMeasure {
   readonly name: string;
   /** Minified `index.mjs`, bytes. */
   readonly bytes: number;
-  /** Its source map, bytes (with `sourcesContent`, as the stack ships it). */
+  /** Its source map, bytes (without `sourcesContent`, as the stack ships it). */
   readonly mapBytes: number;
   /** Median ms to import the bundle in a fresh Node process, without and with `--enable-source-maps`. */
   readonly coldImportMs: number;
@@ -47,7 +47,7 @@ export async function measureBundles(imports: number): Promise<Record<BundleName
     for (const [name, entry] of Object.entries(BUNDLE_ENTRIES) as [BundleName, string][]) {
       const outfile = join(dir, name, 'index.mjs');
       await build({
-        entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node24', minify: true, sourcemap: true,
+        entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node24', minify: true, sourcemap: true, sourcesContent: false,
         mainFields: ['module', 'main'], logLevel: 'error',
         banner: { js: "import { createRequire as __ballastCreateRequire } from 'node:module'; const require = __ballastCreateRequire(import.meta.url);" },
       });

@@ -7,7 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { BALANCE_CHANGE } from '../../../schemas.ts';
+import * as z from 'zod';
 import { creditCommand } from './credit-update.ts';
 import { required, type BatchHandler, type Variant } from './types.ts';
 
@@ -15,9 +15,12 @@ import { required, type BatchHandler, type Variant } from './types.ts';
  * The same worker as AWS Powertools' documentation composes it: Middy with the Powertools logger
  * and metrics, `BatchProcessor` for partial batch responses, `makeIdempotent` keyed by the
  * envelope's idempotency key on its DynamoDB persistence layer (in progress → effect → completed),
- * the payload validated with the same zod schema. Its persistence table is the control table
+ * the payload validated with the same rules in classic zod. Its persistence table is the control table
  * (`pk` as its key attribute).
  */
+/** The credit's payload as a Powertools user writes it (classic zod, as `@aws-lambda-powertools/parser` takes). */
+const CREDIT = z.object({ amount: z.number().int().positive().max(1_000_000_000), expectedVersion: z.number().int().nonnegative().optional() });
+
 export const powertools: Variant = ({ dynamodb, documents, env }) => {
   const state = required(env, 'STATE_TABLE_NAME');
   const logger = new Logger({ serviceName: 'bench' });
@@ -26,7 +29,7 @@ export const powertools: Variant = ({ dynamodb, documents, env }) => {
   const config = new IdempotencyConfig({ eventKeyJmesPath: 'powertools_json(body).idempotencyKey' });
   const credit = makeIdempotent(async (record: SQSRecord) => {
     const { resourceId, payload } = JSON.parse(record.body) as { resourceId: string; payload: unknown };
-    const { amount } = BALANCE_CHANGE.parse(payload);
+    const { amount } = CREDIT.parse(payload);
     await documents.send(creditCommand(state, resourceId, amount));
     metrics.addMetric('JobsProcessed', MetricUnit.Count, 1);
     return { accountId: resourceId, credited: amount };
