@@ -106,12 +106,16 @@ export async function startExternalApi(options: ExternalApiOptions): Promise<Ext
   const drawFault = (): ExternalApiFaultKind | undefined => {
     if (!chaos) return undefined;
     let roll = chaos.random();
-    for (const [kind, rate] of [
+    const rates = [
       [EXTERNAL_API_FAULTS.serverError, chaos.serverErrorRate], [EXTERNAL_API_FAULTS.slow, chaos.slowRate],
       [EXTERNAL_API_FAULTS.hang, chaos.hangRate], [EXTERNAL_API_FAULTS.nonObject, chaos.nonObjectRate],
-    ] as const) {
+    ] as const;
+    for (const [drawn, rate] of rates) {
       roll -= rate ?? 0;
       if (roll < 0) {
+        // The first faults are one of each enabled kind: a run that never drew a rare kind (a hang
+        // at 1 % of a few hundred calls) would not have exercised its path at all.
+        const kind = rates.find(([k, r]) => (r ?? 0) > 0 && injected[k] === 0)?.[0] ?? drawn;
         injected[kind] += 1;
         return kind;
       }

@@ -93,10 +93,25 @@ describe('external API fake: idempotent, fenced, with test controls, for any dom
     assert.equal(api.injected()['server-error'], 1);
   });
 
+  it('the first faults are one of each enabled kind, however rare, then as drawn', async () => {
+    // GIVEN a schedule whose every draw lands on server-error, with hangs enabled at 1 % (and short)
+    api.setChaos({ random: () => 0, serverErrorRate: 0.9, hangRate: 0.01, hangMs: 1 });
+    const before = api.injected();
+    try {
+      // WHEN three calls draw faults
+      for (const key of ['rare-1', 'rare-2', 'rare-3']) await book('ship-rare', { 'idempotency-key': key });
+    } finally {
+      api.setChaos(undefined);
+    }
+    // THEN the hang, never injected before (a server-error was, above), came first; then as drawn
+    const after = api.injected();
+    assert.deepEqual([after['server-error'] - before['server-error'], after.hang - before.hang], [2, 1]);
+  });
+
   it('effects() and keys() add up over every shipment and key', () => {
-    // ship 1: book-1, book-2; ship 3: fence-new; ship-5: fail-1.
-    assert.equal(api.effects(), 4);
+    // ship 1: book-1, book-2; ship 3: fence-new; ship-5: fail-1; ship-rare: rare-1 (the hang answers late, with its effect).
+    assert.equal(api.effects(), 5);
     const effectsByKey = Object.fromEntries([...api.keys()].map(([key, seen]) => [key, seen.effects]));
-    assert.deepEqual(effectsByKey, { 'book-1': 1, 'book-2': 1, 'fence-new': 1, 'fence-stale': 0, 'fail-1': 1, 'chaos-1': 0 });
+    assert.deepEqual(effectsByKey, { 'book-1': 1, 'book-2': 1, 'fence-new': 1, 'fence-stale': 0, 'fail-1': 1, 'chaos-1': 0, 'rare-1': 1, 'rare-2': 0, 'rare-3': 0 });
   });
 });

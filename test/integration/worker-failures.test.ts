@@ -20,6 +20,32 @@ function assertReported(output: CapturedOutput, metric: string, reason: string) 
 describe('worker: failures are classified, dead-lettered with reasons, logged and counted', () => {
   const h = useWorkerHarness();
 
+  it('a batch of successes writes no log line and one metric value per outcome kind; a failure brings its line and the batch summary', async () => {
+    const queues = await h.queues();
+    const worker = h.worker(queues);
+    // GIVEN three credits, one of them sent twice by its producer, in one batch
+    const repeated = h.envelope({ resourceId: 'acc-quiet-1', idempotencyKey: 'quiet-1', payload: { amount: 1 } });
+    for (const envelope of [repeated, repeated, h.envelope({ resourceId: 'acc-quiet-2', payload: { amount: 2 } }), h.envelope({ resourceId: 'acc-quiet-3', payload: { amount: 3 } })]) {
+      await h.send(queues, envelope);
+    }
+    // WHEN the worker takes them
+    const quiet = (await captureOutput(() => h.deliver(queues, worker))).output;
+    // THEN nothing is logged at INFO, and each kind of outcome is one value of its metric
+    assert.deepEqual(quiet.logs, []);
+    const values = (name: string) => quiet.metrics.filter((doc) => name in doc).map((doc) => doc[name]);
+    assert.deepEqual([values(METRICS.processed), values(METRICS.duplicates)], [[3], [1]]);
+    // AND WHEN a batch holds a success and a poison message
+    await h.send(queues, h.envelope({ resourceId: 'acc-quiet-4', payload: { amount: 4 } }));
+    await h.send(queues, '{"not": "an envelope"}');
+    const loud = (await captureOutput(() => h.deliver(queues, worker))).output;
+    // THEN the failure has its own line, the batch its summary, the success still no line
+    assert.deepEqual(loud.logs.map((log) => log.message).sort(), ['batch done', 'job sent to DLQ']);
+    assert.deepEqual(
+      (({ records, processed, duplicates, retried, deadLettered }) => ({ records, processed, duplicates, retried, deadLettered }))(loud.logs.find((log) => log.message === 'batch done') as Record<string, unknown>),
+      { records: 2, processed: 1, duplicates: 0, retried: 0, deadLettered: 1 },
+    );
+  });
+
   it('idempotency key reused with another payload → DLQ idempotency-key-reused', async () => {
     const queues = await h.queues();
     const worker = h.worker(queues);
