@@ -11,7 +11,6 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { queueDepth, localClientConfig, startEngines, type LocalEngines } from '../local/engines/index.ts';
 import { startLocalCloud } from '../local/cloud/index.ts';
@@ -19,6 +18,7 @@ import { synthesize, type SynthesizedStack } from '../local/cloud/assembly.ts';
 import { startWorkloadFakes } from '../local/external-api/index.ts';
 import { paceMessages } from '../local/demo/producer.ts';
 import { chaosWorkload } from '../local/chaos/workload.ts';
+import { numberFlag, scriptFlags } from '../local/flags.ts';
 import { WORKLOADS } from '../workloads/registry.ts';
 import { METRICS } from '../shared/observability/index.ts';
 
@@ -28,13 +28,12 @@ const SETTINGS = [
   { concurrency: 4, batchSize: 1 }, { concurrency: 4, batchSize: 5 },
 ] as const;
 
-const flags = parseArgs({ options: { jobs: { type: 'string', default: '1500' }, seed: { type: 'string', default: '1' } } }).values;
-const jobs = Number(flags.jobs);
-const seed = Number(flags.seed);
-if (!Number.isInteger(jobs) || jobs < 10 || !Number.isInteger(seed)) {
-  process.stderr.write('--jobs must be an integer ≥ 10 and --seed an integer\n');
-  process.exit(2);
-}
+const HELP = `npm run bench:end-to-end -- [flags]
+  --jobs N    messages of the registered workloads' mix, after their openings (default 1500)
+  --seed N    traffic seed (default 1)`;
+const flags = scriptFlags({ options: { help: { type: 'boolean', default: false }, jobs: { type: 'string', default: '1500' }, seed: { type: 'string', default: '1' } } }, HELP);
+const jobs = numberFlag(flags.jobs, 'jobs', 10, 1_000_000, true);
+const seed = numberFlag(flags.seed, 'seed', 0, 2 ** 31, true);
 
 interface Row {
   readonly concurrency: number;

@@ -11,7 +11,7 @@
  * invariant is 0, 1 on a violation (the seed and the keys involved are printed), 2 on bad flags.
  */
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { numberFlag, scriptFlags } from '../flags.ts';
 import { DEFAULT_FAULTS, runChaos, type ChaosProgress, type ChaosReport } from './run.ts';
 
 const HELP = `npm run chaos -- [flags]
@@ -27,40 +27,23 @@ const HELP = `npm run chaos -- [flags]
   --no-redis-faults      skip the FLUSHALL, the CLIENT PAUSE and the outage
   --out FILE             JSON results (default bench/results/chaos.json)`;
 
-let flags;
-try {
-  flags = parseArgs({
-    options: {
-      help: { type: 'boolean', default: false },
-      seed: { type: 'string', default: '1' },
-      jobs: { type: 'string', default: '50000' },
-      'send-rate': { type: 'string', default: '60' },
-      'crash-after': { type: 'string', default: String(DEFAULT_FAULTS.crashAfterWorkRate) },
-      'crash-before': { type: 'string', default: String(DEFAULT_FAULTS.crashBeforeWorkRate) },
-      'timeout-rate': { type: 'string', default: String(DEFAULT_FAULTS.timeoutRate) },
-      'dynamodb-rate': { type: 'string', default: String(DEFAULT_FAULTS.dynamodbRate) },
-      'external-rate': { type: 'string', default: String(DEFAULT_FAULTS.externalRate) },
-      'redis-outage': { type: 'string', default: String(DEFAULT_FAULTS.redisOutageMs / 1000) },
-      'no-redis-faults': { type: 'boolean', default: false },
-      out: { type: 'string', default: new URL('../../bench/results/chaos.json', import.meta.url).pathname },
-    },
-  }).values;
-} catch (error) {
-  process.stderr.write(`${(error as Error).message}\n${HELP}\n`);
-  process.exit(2);
-}
-if (flags.help) {
-  process.stdout.write(`${HELP}\n`);
-  process.exit(0);
-}
-const number = (name: keyof typeof flags, min: number, max: number): number => {
-  const value = Number(flags[name]);
-  if (!Number.isFinite(value) || value < min || value > max) {
-    process.stderr.write(`--${name} must be a number in [${min}, ${max}], got '${String(flags[name])}'\n`);
-    process.exit(2);
-  }
-  return value;
-};
+const flags = scriptFlags({
+  options: {
+    help: { type: 'boolean', default: false },
+    seed: { type: 'string', default: '1' },
+    jobs: { type: 'string', default: '50000' },
+    'send-rate': { type: 'string', default: '60' },
+    'crash-after': { type: 'string', default: String(DEFAULT_FAULTS.crashAfterWorkRate) },
+    'crash-before': { type: 'string', default: String(DEFAULT_FAULTS.crashBeforeWorkRate) },
+    'timeout-rate': { type: 'string', default: String(DEFAULT_FAULTS.timeoutRate) },
+    'dynamodb-rate': { type: 'string', default: String(DEFAULT_FAULTS.dynamodbRate) },
+    'external-rate': { type: 'string', default: String(DEFAULT_FAULTS.externalRate) },
+    'redis-outage': { type: 'string', default: String(DEFAULT_FAULTS.redisOutageMs / 1000) },
+    'no-redis-faults': { type: 'boolean', default: false },
+    out: { type: 'string', default: new URL('../../bench/results/chaos.json', import.meta.url).pathname },
+  },
+}, HELP);
+const number = (name: keyof typeof flags, min: number, max: number): number => numberFlag(flags[name], name, min, max);
 const options = {
   seed: Math.trunc(number('seed', 0, 2 ** 31)),
   jobs: Math.trunc(number('jobs', 10, 1_000_000)),

@@ -10,7 +10,7 @@
  *
  * Exit code: 0 when ballast meets every target, 1 when it misses one, 2 on bad flags.
  */
-import { parseArgs } from 'node:util';
+import { numberFlag, scriptFlags } from '../../../../local/flags.ts';
 import { writeFileSync } from 'node:fs';
 import { runThroughputBench, type BenchOptions } from './bench.ts';
 import { renderReport } from './report.ts';
@@ -27,39 +27,22 @@ const HELP = `npm run bench:throughput -- [flags]
   --seed N           traffic seed (default 1)
   --out FILE         JSON results (default bench/results/throughput.json)`;
 
-let flags;
-try {
-  flags = parseArgs({
-    options: {
-      help: { type: 'boolean', default: false },
-      credits: { type: 'string', default: '2000' },
-      accounts: { type: 'string', default: '50' },
-      duplicates: { type: 'string', default: '200' },
-      'batch-size': { type: 'string', default: '10' },
-      concurrency: { type: 'string', default: '4' },
-      rounds: { type: 'string', default: '5' },
-      'crash-rate': { type: 'string', default: '0.02' },
-      imports: { type: 'string', default: '15' },
-      seed: { type: 'string', default: '1' },
-      out: { type: 'string', default: new URL('../../../../bench/results/throughput.json', import.meta.url).pathname },
-    },
-  }).values;
-} catch (error) {
-  process.stderr.write(`${(error as Error).message}\n${HELP}\n`);
-  process.exit(2);
-}
-if (flags.help) {
-  process.stdout.write(`${HELP}\n`);
-  process.exit(0);
-}
-const number = (name: keyof typeof flags, min: number, max: number, integer = true): number => {
-  const value = Number(flags[name]);
-  if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
-    process.stderr.write(`--${name} must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}], got '${String(flags[name])}'\n`);
-    process.exit(2);
-  }
-  return value;
-};
+const flags = scriptFlags({
+  options: {
+    help: { type: 'boolean', default: false },
+    credits: { type: 'string', default: '2000' },
+    accounts: { type: 'string', default: '50' },
+    duplicates: { type: 'string', default: '200' },
+    'batch-size': { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '5' },
+    'crash-rate': { type: 'string', default: '0.02' },
+    imports: { type: 'string', default: '15' },
+    seed: { type: 'string', default: '1' },
+    out: { type: 'string', default: new URL('../../../../bench/results/throughput.json', import.meta.url).pathname },
+  },
+}, HELP);
+const number = (name: keyof typeof flags, min: number, max: number, integer = true): number => numberFlag(flags[name], name, min, max, integer);
 const options: BenchOptions = {
   credits: number('credits', 10, 1_000_000),
   accounts: number('accounts', 1, 100_000),

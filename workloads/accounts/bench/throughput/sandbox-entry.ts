@@ -50,10 +50,18 @@ dynamodb.middlewareStack.add((next, context) => async (args) => {
   return output;
 }, { step: 'initialize', name: 'benchCountAndCrash' });
 
+// SQS calls count too (backoffs, dead letters, heartbeats): a request is a request.
+const sqs = new SQSClient(awsClientConfig());
+sqs.middlewareStack.add((next, context) => async (args) => {
+  const command = `SQS.${context.commandName ?? 'unknown'}`;
+  requests[command] = (requests[command] ?? 0) + 1;
+  return next(args);
+}, { step: 'initialize', name: 'benchCount' });
+
 const handle = variant({
   dynamodb,
   documents: DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } }),
-  sqs: new SQSClient(awsClientConfig()),
+  sqs,
   env: process.env,
 });
 

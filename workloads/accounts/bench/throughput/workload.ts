@@ -1,5 +1,6 @@
 import { createEnvelope, type Envelope } from '../../../../shared/envelope/index.ts';
 import { JOB_TYPES } from '../../schemas.ts';
+import { seededRandom } from '../../../../local/chaos/random.ts';
 
 /** The bench's traffic, as a new user would try it: credits over a few accounts, some sent twice. */
 export interface CreditTraffic {
@@ -9,24 +10,12 @@ export interface CreditTraffic {
   readonly expected: ReadonlyMap<string, number>;
 }
 
-/** A small deterministic generator (mulberry32), so every variant gets the same traffic. */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /**
  * `credits` `account.credit` jobs of 1–9 units over `accounts` accounts, then `duplicates` of them
  * sent again (a producer retrying after a lost acknowledgement), shuffled in.
  */
 export function creditTraffic(options: { credits: number; accounts: number; duplicates: number; seed: number }): CreditTraffic {
-  const random = seeded(options.seed);
+  const random = seededRandom(options.seed);
   const expected = new Map<string, number>();
   const envelopes: Envelope[] = [];
   for (let i = 0; i < options.credits; i += 1) {
