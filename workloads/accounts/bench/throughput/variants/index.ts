@@ -12,5 +12,5 @@ export const VARIANT_LABELS: Record<VariantName, string> = {
   bare: 'bare handler, one `UpdateItem`, no idempotency',
   powertools: 'Powertools idempotency + `BatchProcessor` (+ Middy, logger, metrics)',
   transaction: 'hand-written: one `TransactWriteItems` per record',
-  ballast: 'ballast worker (`sqsJobBatch` + `IdempotencyStore` + the credit job)',
+  ballast: 'ballast: `sqsJobBatch` + `IdempotencyStore` + the credit job',
 };
