@@ -113,8 +113,6 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
       MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT),
       DEADLINE_MARGIN_MS: String(Math.min(5_000, Math.floor(options.timeoutMs / 5))),
       RETRY_BASE_DELAY_SECONDS: '1',
-      // The workloads' settings; credits never call them.
-      PARTNER_API_URL: 'http://127.0.0.1:9', CARRIER_API_URL: 'http://127.0.0.1:9',
       // Powertools settings pass through, so a run can try another log level or disable metrics.
       ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('POWERTOOLS_')) as [string, string][]),
       BENCH_VARIANT: options.variant,
@@ -123,8 +121,10 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     onOutput: (line) => void (logBytes += line.length + 1),
   });
 
-  // Warm every sandbox first: cold starts are measured on their own (bundles.ts), not here.
+  // Warm every sandbox first: cold starts are measured on their own (bundles.ts), not here. Their
+  // reports arrive on the channel a turn later, so wait for them before zeroing the counters.
   await Promise.allSettled(Array.from({ length: options.concurrency }, () => runtime.invoke({ Records: [] })));
+  await delay(50);
   for (const key of Object.keys(requests)) delete requests[key];
   cpuMicros = 0;
   logBytes = 0;
