@@ -35,26 +35,28 @@ describe('throughput bench: the variants, the driver, the crash-after-effect', (
     return units;
   })();
   let run = 0;
-  const drive = (variant: RunOptions['variant'], crashRate = 0) => runVariant({
-    variant, traffic, dynamodb, sqs, prefix: `tp${(run += 1)}`, batchSize: 10, concurrency: 2, timeoutMs: 2_000, crashRate, maxRunMs: 120_000,
+  const drive = (variant: RunOptions['variant'], crashRate = 0, timeoutMs = 2_000) => runVariant({
+    variant, traffic, dynamodb, sqs, prefix: `tp${(run += 1)}`, batchSize: 10, concurrency: 2, timeoutMs, crashRate, maxRunMs: 120_000,
   });
 
   it('counts what each variant sends: one request per record for the transaction and ballast, three writes around the effect for Powertools', async () => {
-    // WHEN each variant takes the same 70 records
-    const [bare, transaction, ballast, powertools] = [await drive('bare'), await drive('transaction'), await drive('ballast'), await drive('powertools')];
+    // WHEN each variant takes the same 70 records (a loaded machine may still let an invocation
+    // outlive its visibility timeout: a redelivery is one more request, and one more credit for bare)
+    const drive5 = (variant: RunOptions['variant']) => drive(variant, 0, 5_000);
+    const [bare, transaction, ballast, powertools] = [await drive5('bare'), await drive5('transaction'), await drive5('ballast'), await drive5('powertools')];
     // THEN the bare handler applies the producer's duplicates again, and no idempotent variant does
-    assert.equal(bare.overApplied, duplicatedUnits);
+    assert.ok(bare.overApplied >= duplicatedUnits, JSON.stringify(bare));
     for (const result of [transaction, ballast, powertools]) assert.deepEqual([result.variant, result.overApplied, result.lost, result.deadLettered], [result.variant, 0, 0, 0]);
     // AND the counts are the commands really sent
-    assert.deepEqual(bare.requests, { UpdateItemCommand: 70 });
-    assert.deepEqual(transaction.requests, { TransactWriteItemsCommand: 70 });
+    assert.deepEqual(bare.requests, { UpdateItemCommand: 70 + bare.redeliveries });
+    assert.deepEqual(transaction.requests, { TransactWriteItemsCommand: 70 + transaction.redeliveries });
     // (ballast answers a duplicate that shares a batch with its first copy without a request)
     assert.deepEqual(Object.keys(ballast.requests), ['TransactWriteItemsCommand']);
     const transactions = ballast.requests.TransactWriteItemsCommand ?? 0;
-    assert.ok(transactions >= 60 && transactions <= 70, JSON.stringify(ballast.requests));
+    assert.ok(transactions >= 60 && transactions <= 70 + ballast.redeliveries, JSON.stringify(ballast.requests));
     // (a duplicate running beside its first copy finds it in progress, and comes back for another Put)
     assert.ok((powertools.requests.PutItemCommand ?? 0) >= 70, JSON.stringify(powertools.requests));
-    assert.equal(powertools.requests.UpdateItemCommand, 2 * 60, 'the effect and the completed record, for each first-time job');
+    assert.equal(powertools.requests.UpdateItemCommand, 2 * 60, `the effect and the completed record, for each first-time job: ${JSON.stringify(powertools)}`);
     // AND every record was settled, each latency measured
     for (const result of [bare, transaction, ballast, powertools]) {
       assert.equal(result.records, 70);
