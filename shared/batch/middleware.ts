@@ -207,7 +207,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
   return { before: sqsJobBatchMiddlewareBefore };
 }
 
-/** The batch's one INFO line: how many records ended which way. */
+/** How many records of the batch ended which way: its metrics and its summary line. */
 function batchSummary(outcomes: readonly RecordOutcome[]) {
   const count = (status: RecordOutcome['status']) => outcomes.filter((o) => o.status === status).length;
   return { records: outcomes.length, processed: count('processed'), duplicates: count('duplicate'), retried: count('retry'), deadLettered: count('dead-lettered') };

@@ -43,12 +43,13 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   if (!parsed.success) {
     throw new FatalError(REASONS.invalidPayload, `payload of ${envelope.type}: ${describeIssues(parsed.error)}`);
   }
-  const context = {
-    envelope, payload: parsed.data, attempt: options.attempt, signal: options.signal,
+  // The logger stays a getter (a spread would call it): most jobs never log.
+  const contextWith = <X extends object>(extra: X) => ({
+    envelope, payload: parsed.data, attempt: options.attempt, signal: options.signal, ...extra,
     get logger() { return options.logger(); },
-  };
+  });
   if (handler.effects === 'dynamodb') {
-    return options.store.commitOnce(envelope, await handler.plan(context));
+    return options.store.commitOnce(envelope, await handler.plan(contextWith({})));
   }
 
   const claimed = await options.store.claim({ ...envelope, resources: options.resources });
@@ -57,7 +58,7 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   const heartbeat = startHeartbeat(claimed.claim, options, lease);
   let plan: CommitPlan;
   try {
-    plan = await handler.perform({ ...context, signal: AbortSignal.any([options.signal, lease.signal]), claim: claimed.claim });
+    plan = await handler.perform(contextWith({ signal: AbortSignal.any([options.signal, lease.signal]), claim: claimed.claim }));
   } catch (error) {
     // The effect did not happen (or the external API refused it): give the claim back so the retry
     // need not wait out the lease.
