@@ -24,6 +24,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import { listenLocal } from '../http.ts';
 import { withDefaults } from '../../shared/options/index.ts';
+import { TransactionsInFlight } from './transaction-conflicts.ts';
 
 /**
  * Every fault the proxy injects, in the order their rates are stacked on the one random draw.
@@ -68,6 +69,14 @@ export interface DynamoDbFaultProxyOptions {
   readonly operations?: readonly string[];
   /** Narrows faults further, e.g. to heartbeats only: gets the operation and the parsed body. @default - every request */
   readonly match?: (operation: string, body: unknown) => boolean;
+  /**
+   * Answer as the service does when a write meets an item of a `TransactWriteItems` still in
+   * progress, which DynamoDB Local does not: the transaction is cancelled with `TransactionConflict`
+   * on that item, a `PutItem`/`UpdateItem`/`DeleteItem` gets `TransactionConflictException` (see
+   * `transaction-conflicts.ts`). Independent of the rates: these are not drawn, they follow from timing.
+   * @default false
+   */
+  readonly transactionConflicts?: boolean;
 }
 
 export interface DynamoDbFaultProxy {
@@ -85,6 +94,8 @@ export interface DynamoDbFaultProxy {
   forwarded(): number;
   /** Requests the target did not answer; the client got a 502 InternalServerError. */
   failed(): number;
+  /** Requests refused for meeting a transaction in progress (with `transactionConflicts`), by operation. */
+  conflicts(): Record<string, number>;
   /** Closes the server and every connection, cancels stalled requests (never forwarded). Idempotent. */
   stop(): Promise<void>;
 }
@@ -141,11 +152,36 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
   // Every in-flight forward and stall listens to it; a busy chaos run has far more than 10.
   setMaxListeners(0, stopping.signal);
   const agent = new Agent({ keepAlive: true });
+  const inFlight = config.transactionConflicts ? new TransactionsInFlight() : undefined;
+  const conflicts: Record<string, number> = {};
+  const keySchemas = new Map<string, Promise<readonly string[]>>();
+  // DynamoDB Local checks no signature: the asking request's own credentials select its database.
+  const keySchemaOf = (headers: IncomingHttpHeaders) => (tableName: string): Promise<readonly string[]> => {
+    let names = keySchemas.get(tableName);
+    if (!names) {
+      names = describeKeySchema(tableName, headers);
+      names.catch(() => keySchemas.delete(tableName));
+      keySchemas.set(tableName, names);
+    }
+    return names;
+  };
 
-  const forward = (request: IncomingMessage, body: Buffer): Promise<Reply> => new Promise((resolve, reject) => {
+  const describeKeySchema = async (tableName: string, headers: IncomingHttpHeaders): Promise<readonly string[]> => {
+    const body = Buffer.from(JSON.stringify({ TableName: tableName }));
+    const reply = await post(body, { ...withoutHopByHop(headers), 'x-amz-target': `${TARGET_PREFIX}DescribeTable` });
+    const table = parseJson(reply.body) as { Table?: { KeySchema?: { AttributeName: string }[] } } | undefined;
+    const names = table?.Table?.KeySchema?.map((key) => key.AttributeName);
+    if (!names?.length) throw new Error(`DynamoDB fault proxy: no key schema for table ${tableName}: ${reply.body.toString('utf8').slice(0, 200)}`);
+    return names;
+  };
+
+  const forward = (request: IncomingMessage, body: Buffer): Promise<Reply> =>
+    post(body, withoutHopByHop(request.headers), request.method, request.url);
+
+  const post = (body: Buffer, headers: Record<string, string | string[]>, method = 'POST', path = '/'): Promise<Reply> => new Promise((resolve, reject) => {
     const upstream = httpRequest({
-      hostname: target.hostname, port: target.port, method: request.method, path: request.url, agent, signal: stopping.signal,
-      headers: { ...withoutHopByHop(request.headers), host: target.host, 'content-length': String(body.length) },
+      hostname: target.hostname, port: target.port, method, path, agent, signal: stopping.signal,
+      headers: { ...headers, host: target.host, 'content-length': String(body.length) },
     }, (answer) => {
       readAll(answer).then((answerBody) => {
         forwarded += 1;
@@ -171,10 +207,19 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
     const fault = eligible ? drawFault(rates, config.random(), operation, parsed) : undefined;
     if (fault && operation !== undefined) count(fault.kind, operation);
     try {
-      if (fault?.kind === 'transactionConflict') return send(response, conflictReply(fault.items, fault.conflictAt));
+      if (fault?.kind === 'transactionConflict') return send(response, conflictReply(fault.items, [fault.conflictAt]));
       if (fault && fault.kind in ERROR_REPLIES) return send(response, errorReply(ERROR_REPLIES[fault.kind as keyof typeof ERROR_REPLIES]));
       if (fault?.kind === 'stall') await delay(config.stallMs, undefined, { signal: stopping.signal });
-      const reply = await forward(request, body);
+      // Checked when the request reaches the service, so after a stall.
+      const check = inFlight && operation !== undefined ? await inFlight.check(operation, parsed, keySchemaOf(request.headers)) : undefined;
+      if (check && check.conflicting.length > 0) {
+        conflicts[operation as string] = (conflicts[operation as string] ?? 0) + 1;
+        return send(response, operation === 'TransactWriteItems'
+          ? conflictReply(check.items, check.conflicting)
+          : errorReply({ status: 400, type: `${NAMESPACE}#TransactionConflictException`, message: 'Transaction is ongoing for the item' }));
+      }
+      const release = check?.hold();
+      const reply = await forward(request, body).finally(() => release?.());
       if (fault?.kind === 'lostResponse') return void request.socket.destroy();
       send(response, reply);
     } catch (error) {
@@ -195,6 +240,7 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
     injected: (operation) => ({ ...(operation === undefined ? counts : countsByOperation.get(operation) ?? zeroCounts()) }),
     forwarded: () => forwarded,
     failed: () => failed,
+    conflicts: () => ({ ...conflicts }),
     stop: () => (stopped ??= (async () => {
       stopping.abort();
       await server.stop();
@@ -306,8 +352,8 @@ function errorReply(error: { status: number; type: string; message: string }): R
 }
 
 /** DynamoDB's TransactionCanceledException: capitalised `Message`, one reason per item. */
-function conflictReply(items: number, conflictAt: number): Reply {
-  const reasons = Array.from({ length: items }, (_, index) => (index === conflictAt
+function conflictReply(items: number, conflictAt: readonly number[]): Reply {
+  const reasons = Array.from({ length: items }, (_, index) => (conflictAt.includes(index)
     ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }
     : { Code: 'None' }));
   const type = `${NAMESPACE}#TransactionCanceledException`;

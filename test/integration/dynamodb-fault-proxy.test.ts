@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib';
 import {
   ConditionalCheckFailedException, CreateTableCommand, DynamoDBClient, GetItemCommand, IdempotentParameterMismatchException,
   InternalServerError, ProvisionedThroughputExceededException, PutItemCommand, ThrottlingException, TransactionCanceledException,
-  TransactWriteItemsCommand, type TransactWriteItem,
+  TransactionConflictException, TransactWriteItemsCommand, UpdateItemCommand, type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { freePort, LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDb, type Engine } from '../../local/engines/index.ts';
 import { startDynamoDbFaultProxy, type DynamoDbFaultProxyOptions } from '../../local/faults/index.ts';
@@ -295,6 +295,46 @@ describe('DynamoDB fault proxy', () => {
     assert.ok(retried instanceof InternalServerError);
     assert.equal(retried.$metadata.attempts, 2);
     assert.deepEqual([proxy.failed(), proxy.forwarded()], [3, 0]);
+  });
+
+  it('transactionConflicts: a write meeting an item of a transaction in progress is refused as the service refuses it', async (t) => {
+    assert.ok(dynamodb);
+    // GIVEN a transaction held in flight: a second proxy stalls the one on 'held-1' for 1.5 s.
+    const stalling = await startDynamoDbFaultProxy({
+      target: dynamodb.endpoint, rates: { stall: 1 }, stallMs: 1_500, operations: ['TransactWriteItems'],
+      match: (_operation, body) => JSON.stringify(body).includes('held-1'),
+    });
+    t.after(() => stalling.stop());
+    const proxy = await startDynamoDbFaultProxy({ target: stalling.endpoint, transactionConflicts: true });
+    const client = sdkClient(proxy.endpoint, 1);
+    t.after(async () => {
+      client.destroy();
+      await proxy.stop();
+    });
+    const held = client.send(new TransactWriteItemsCommand({ TransactItems: [newItem('held-1'), newItem('held-2')] }));
+    await waitFor('the first transaction to be in flight', () => stalling.injected().stall === 1, 5_000);
+
+    // WHEN another transaction names one of its items (as a Put: the key comes from the table's schema)
+    const second = await client.send(new TransactWriteItemsCommand({ TransactItems: [newItem('free-1'), newItem('held-2')] }))
+      .catch((caught: unknown) => caught);
+    // THEN it is cancelled with TransactionConflict on that item only, and nothing of it is applied
+    assert.ok(second instanceof TransactionCanceledException, `expected TransactionCanceledException, got ${String(second)}`);
+    assert.deepEqual(second.CancellationReasons?.map((reason) => reason.Code), ['None', 'TransactionConflict']);
+    assert.equal(await stored('free-1'), false);
+    // AND single writes of its items get TransactionConflictException, which the SDK does not retry
+    await assert.rejects(client.send(put('held-1')), TransactionConflictException);
+    await assert.rejects(client.send(new UpdateItemCommand({
+      TableName: TABLE, Key: { pk: { S: 'held-2' } }, UpdateExpression: 'SET n = :one', ExpressionAttributeValues: { ':one': { N: '1' } },
+    })), TransactionConflictException);
+    // AND other items are not held up
+    await client.send(new TransactWriteItemsCommand({ TransactItems: [newItem('free-2')] }));
+    await client.send(put('free-3'));
+
+    // WHEN the first transaction is answered, its items are free again
+    await held;
+    assert.ok((await stored('held-1')) && (await stored('held-2')));
+    await client.send(put('held-1'));
+    assert.deepEqual(proxy.conflicts(), { TransactWriteItems: 1, PutItem: 1, UpdateItem: 1 });
   });
 
   it('rejects invalid options and rate changes with a message naming the field', async (t) => {
