@@ -1,6 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Envelope } from '../envelope/index.ts';
-import { classify, FatalError, FencedError, REASONS, TransientError } from '../errors/index.ts';
+import { classify, FatalError, FencedError, REASONS, TransientError, type BallastError } from '../errors/index.ts';
 import { describeIssues, safeParse } from '../validation/index.ts';
 import type { Claim, CommitPlan, Completion, IdempotencyStore } from '../idempotency/index.ts';
 import type { JobHandler } from './types.ts';
@@ -19,7 +19,9 @@ export interface RunJobOptions {
   /**
    * Attempts at a claimed commit (after the external effect already happened) or at giving a
    * claim back, when they fail transiently: a `TransactionConflict` with another job committing on
-   * the same item, throttling, a dropped connection. Tried again in place, jittered.
+   * the same item, throttling, a dropped connection. Tried again in place, jittered. A DynamoDB-only
+   * commit is tried again in place only after a `TransactionConflict`, which lasts as long as the
+   * other transaction (milliseconds), where a redelivery would wait out a backoff of seconds.
    * @default 4
    */
   readonly commitAttempts?: number;
@@ -49,7 +51,9 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
     get logger() { return options.logger(); },
   });
   if (handler.effects === 'dynamodb') {
-    return options.store.commitOnce(envelope, await handler.plan(contextWith({})));
+    const plan = await handler.plan(contextWith({}));
+    return inPlace('commit', () => options.store.commitOnce(envelope, plan), options, Number.POSITIVE_INFINITY,
+      (failure) => failure.reason === REASONS.transactionConflict);
   }
 
   const claimed = await options.store.claim({ ...envelope, resources: options.resources });
@@ -98,10 +102,13 @@ function commitInPlace(claim: Claim, plan: CommitPlan, options: RunJobOptions): 
 }
 
 /**
- * Runs `operation`, trying transient failures (not fences) again, jittered, until the attempts
- * run out, the invocation's deadline signal fires, or the next try would start after `untilMs`.
+ * Runs `operation`, trying transient failures (not fences; of those, only what `worthRetrying`
+ * accepts) again, jittered, until the attempts run out, the invocation's deadline signal fires, or
+ * the next try would start after `untilMs`.
  */
-async function inPlace<T>(what: string, operation: () => Promise<T>, options: RunJobOptions, untilMs: number): Promise<T> {
+async function inPlace<T>(
+  what: string, operation: () => Promise<T>, options: RunJobOptions, untilMs: number, worthRetrying: (failure: BallastError) => boolean = () => true,
+): Promise<T> {
   const attempts = options.commitAttempts ?? 4;
   const random = options.random ?? Math.random;
   const nowMs = options.nowMs ?? Date.now;
@@ -111,7 +118,7 @@ async function inPlace<T>(what: string, operation: () => Promise<T>, options: Ru
     } catch (error) {
       const failure = classify(error);
       const delayMs = Math.round((25 * 2 ** attempt) * (0.5 + random() / 2));
-      const retryable = failure instanceof TransientError && !(failure instanceof FencedError);
+      const retryable = failure instanceof TransientError && !(failure instanceof FencedError) && worthRetrying(failure);
       if (!retryable || attempt >= attempts || options.signal.aborted || nowMs() + delayMs >= untilMs) throw failure;
       options.logger().warn(`${what} failed; retrying in place`, { reason: failure.reason, attempt, delayMs, error: failure });
       await new Promise((resolve) => setTimeout(resolve, delayMs));

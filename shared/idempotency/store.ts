@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { TransactionCanceledException, type CancellationReason } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { CancellationReason } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { withDefaults } from '../options/index.ts';
 import {
@@ -11,6 +11,7 @@ import {
   abandonClaimItem, claimRecordItem, completeClaimedRecordItem, completeNewRecordItem, extendClaimItem, payloadHash, STATUS,
   type IdempotencyRecord, type JobIdentity,
 } from './record.ts';
+import { transactWrite } from './transact.ts';
 
 /** A business write that commits in the same transaction as the idempotency record. */
 export interface BusinessWrite {
@@ -206,14 +207,8 @@ export class IdempotencyStore {
   }
 
   /** Runs a transaction; resolves undefined on success or with the cancellation reasons. */
-  async #transact(items: TransactItem[]): Promise<CancellationReason[] | undefined> {
-    try {
-      await this.#documents.send(new TransactWriteCommand({ TransactItems: items }));
-      return undefined;
-    } catch (error) {
-      if (error instanceof TransactionCanceledException && error.CancellationReasons) return error.CancellationReasons;
-      throw error;
-    }
+  #transact(items: TransactItem[]): Promise<CancellationReason[] | undefined> {
+    return transactWrite(this.#documents, items);
   }
 
   /** Our write lost to an existing record: a completed duplicate, a live claim, or a reused key. */
@@ -236,8 +231,11 @@ function holds(claim: Claim): LeaseHold[] {
   return claim.resourceIds.map((resourceId) => ({ resourceId, ownerToken: claim.ownerToken, fence: claim.fence }));
 }
 
+/** A conditional business write returns the item it was refused on, for its `onConditionFailed`. */
 function withOldItem(write: BusinessWrite): TransactItem {
-  const [kind, body] = Object.entries(write.item)[0] as [string, object];
+  const [kind, body] = Object.entries(write.item)[0] as [string, { ConditionExpression?: string }];
+  // Without a condition the write cannot be refused (only cancelled with the others): nothing to return.
+  if (!body.ConditionExpression) return write.item;
   return { [kind]: { ...body, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } } as TransactItem;
 }
 

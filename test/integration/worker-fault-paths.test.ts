@@ -14,7 +14,7 @@ import { REASONS } from '../../shared/errors/index.ts';
 import { lockKey } from '../../shared/lock/index.ts';
 import type { ExternalJob, TransactionalJob } from '../../shared/batch/index.ts';
 import { creditJob } from '../../workloads/accounts/index.ts';
-import { captureOutput } from '../helpers/output.ts';
+import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { useWorkerHarness } from '../helpers/worker-harness.ts';
 import { toDeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { checkReplay, REPLAY_DECISIONS } from '../../shared/operations/replay-check.ts';
@@ -23,7 +23,9 @@ import { JOB_CATALOG } from '../../workloads/registry.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type TransactItemInput = { Update?: { UpdateExpression?: string }; Delete?: { Key?: { pk?: { S?: string } } } };
+type TransactItemInput = {
+  Put?: { Item?: { status?: { S?: string } } }; Update?: { UpdateExpression?: string }; Delete?: { Key?: { pk?: { S?: string } } };
+};
 
 /**
  * A document client whose first transaction matching `isTarget` is cancelled by a conflict on
@@ -97,6 +99,29 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     const lock = await h.local.documents.send(new GetCommand({ TableName: h.tables.control, Key: { pk: lockKey(accountId) }, ConsistentRead: true }));
     assert.equal(lock.Item?.ownerToken, undefined, 'the lock was released by the commit');
     assert.deepEqual(await h.deadLetters(queues), []);
+  });
+
+  it('a credit whose one-shot commit meets a TransactionConflict is committed in place, on its first receive', async () => {
+    const queues = await h.queues({ visibilityTimeoutSeconds: 30 });
+    const accountId = 'acc-credit-conflict';
+    // GIVEN a client whose first one-shot commit (a COMPLETED record Put) is cancelled by a conflict
+    // on the account item, as DynamoDB cancels it while another transaction on that account is in progress
+    const failing = conflictOnce((items) => items[0]?.Put?.Item?.status?.S === 'COMPLETED', 1);
+    let captured;
+    try {
+      await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 7 } }));
+      // WHEN the worker takes the batch once
+      captured = await captureOutput(() => h.drain(queues, h.worker(queues, { documents: failing.documents }), { maxRounds: 2 }));
+    } finally {
+      failing.destroy();
+    }
+    // THEN the conflict happened, yet the credit committed once in the same invocation: not handed
+    // back to SQS to wait out a backoff of seconds for a conflict that lasts milliseconds
+    assert.equal(failing.conflicts(), 1);
+    assert.equal((await h.account(accountId))?.balance, 7);
+    assert.equal(metricTotal(captured.output, 'JobsRetried'), 0);
+    assert.equal(metricTotal(captured.output, 'JobsProcessed'), 1);
+    assert.ok(captured.output.logs.some((log) => log.message === 'commit failed; retrying in place' && log.reason === REASONS.transactionConflict));
   });
 
   it('a claim given back after a refused sync survives a TransactionConflict on the way: no claim or lock is left past its lease', async () => {

@@ -1,0 +1,39 @@
+import { TransactionCanceledException, TransactWriteItemsCommand, type CancellationReason, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { marshall, type marshallOptions } from '@aws-sdk/util-dynamodb';
+import type { TransactItem } from '../lock/index.ts';
+
+/**
+ * Sends one `TransactWriteItems` built from document-form items; resolves undefined when it
+ * committed, or with the cancellation reasons (their `Item` still in attribute-value form).
+ *
+ * The items are marshalled here, field by field, and sent as the low-level command through the
+ * document client (which shares its client's middleware stack and config). A document command
+ * would marshal the same fields but first add two middlewares to a copy of the stack and sort it,
+ * on every send: on the worker's hot path that bookkeeping cost more CPU than the marshalling.
+ * The document client's own `marshallOptions` are honoured.
+ */
+export async function transactWrite(documents: DynamoDBDocumentClient, items: readonly TransactItem[]): Promise<CancellationReason[] | undefined> {
+  const options = (documents.config as { translateConfig?: { marshallOptions?: marshallOptions } }).translateConfig?.marshallOptions;
+  try {
+    await documents.send(new TransactWriteItemsCommand({ TransactItems: items.map((item) => marshallItem(item, options)) }));
+    return undefined;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException && error.CancellationReasons) return error.CancellationReasons;
+    throw error;
+  }
+}
+
+/** The document-valued fields of a transaction item (`Item`, `Key`, `ExpressionAttributeValues`), marshalled. */
+function marshallItem(item: TransactItem, options: marshallOptions | undefined): TransactWriteItem {
+  const out: Record<string, unknown> = {};
+  for (const [kind, body] of Object.entries(item) as [string, Record<string, unknown> | undefined][]) {
+    if (!body) continue;
+    const fields: Record<string, unknown> = { ...body };
+    for (const field of ['Item', 'Key', 'ExpressionAttributeValues'] as const) {
+      if (body[field] !== undefined) fields[field] = marshall(body[field] as Record<string, unknown>, options);
+    }
+    out[kind] = fields;
+  }
+  return out as TransactWriteItem;
+}
