@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { build } from 'esbuild';
 import { startDynamoDb, startSqs, type Engine, type SqsEngine } from '../../local/engines/index.ts';
+import { startDynamoDbFaultProxy } from '../../local/faults/index.ts';
 import { BUNDLE_ENTRIES } from '../../workloads/accounts/bench/throughput/bundles.ts';
 import { runVariant, type RunOptions } from '../../workloads/accounts/bench/throughput/run.ts';
 import { creditTraffic } from '../../workloads/accounts/bench/throughput/workload.ts';
@@ -72,6 +73,27 @@ describe('throughput bench: the variants, the driver, the crash-after-effect', (
     assert.ok(ballast.crashes > 0 && ballast.redeliveries > 0, JSON.stringify(ballast));
     assert.deepEqual([ballast.overApplied, ballast.lost, ballast.deadLettered], [0, 0, 0]);
     assert.ok(bare.crashes > 0 && bare.overApplied > duplicatedUnits, JSON.stringify(bare));
+  });
+
+  it("as the service behaves, two transactions on one account at once conflict: the hand-written variant's come back as redeliveries, ballast's lanes and in-place retries keep its records on their first receive", async (t) => {
+    // GIVEN DynamoDB Local behind the emulation of the service's item-level transaction conflicts
+    const service = await startDynamoDbFaultProxy({ target: dynamodb.endpoint, transactionConflicts: true });
+    t.after(() => service.stop());
+    const viaService = (variant: RunOptions['variant']) => runVariant({
+      variant, traffic, dynamodb, service, sqs, prefix: `tp${(run += 1)}`, batchSize: 10, concurrency: 2, timeoutMs: 5_000, crashRate: 0, maxRunMs: 120_000,
+    });
+    // WHEN both take the 70 records (10 to a batch over 5 accounts: most batches hold one account twice)
+    const transaction = await viaService('transaction');
+    const ballast = await viaService('ballast');
+    // THEN the hand-written variant's concurrent transactions on one account conflicted, and each
+    // conflicted record waited out its visibility timeout to come back
+    assert.ok(transaction.conflicts >= 10, JSON.stringify(transaction));
+    assert.ok(transaction.redeliveries >= transaction.conflicts, JSON.stringify(transaction));
+    // AND ballast met only the conflicts of other invocations, retried them in place, and needed far fewer redeliveries
+    assert.ok(ballast.conflicts < transaction.conflicts, JSON.stringify(ballast));
+    assert.ok(ballast.redeliveries * 2 < transaction.redeliveries, JSON.stringify({ ballast, transaction }));
+    // AND both stayed exact
+    for (const result of [transaction, ballast]) assert.deepEqual([result.variant, result.overApplied, result.lost, result.deadLettered], [result.variant, 0, 0, 0]);
   });
 
   it('the worker bundle leaves the cache client out: its readiness ping speaks RESP itself', async () => {

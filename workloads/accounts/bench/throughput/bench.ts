@@ -1,5 +1,6 @@
 import { cpus } from 'node:os';
 import { startDynamoDb, startSqs } from '../../../../local/engines/index.ts';
+import { startDynamoDbFaultProxy, type DynamoDbFaultProxy } from '../../../../local/faults/index.ts';
 import { measureBundles, median, type BundleMeasure } from './bundles.ts';
 import { runVariant, type RunResult } from './run.ts';
 import { VARIANTS, type VariantName } from './variants/index.ts';
@@ -15,6 +16,12 @@ export interface BenchOptions {
   readonly crashRate: number;
   readonly imports: number;
   readonly seed: number;
+  /**
+   * What the variants write to: `service`, DynamoDB Local behind the fault proxy's emulation of the
+   * service's transaction conflicts (two transactions on one item at once: the later is cancelled),
+   * or `local`, DynamoDB Local as it is (it runs them one after the other).
+   */
+  readonly dynamodb: 'service' | 'local';
 }
 
 /** A variant's numbers over the measured rounds: the median of each. */
@@ -31,6 +38,9 @@ export interface VariantSummary {
   /** Worst over the rounds: any round's over-application counts. */
   readonly overApplied: number;
   readonly lost: number;
+  /** Requests refused for meeting a transaction in progress, per record. */
+  readonly conflictsPerRecord: number;
+  readonly redeliveriesPerRecord: number;
   /** The crash run. */
   readonly crash: RunResult;
 }
@@ -65,17 +75,23 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
   const traffic = creditTraffic({ credits: options.credits, accounts: options.accounts, duplicates: options.duplicates, seed: options.seed });
   const dynamodb = await startDynamoDb();
   const sqs = await startSqs();
+  const service: DynamoDbFaultProxy | undefined = options.dynamodb === 'service'
+    ? await startDynamoDbFaultProxy({ target: dynamodb.endpoint, transactionConflicts: true })
+    : undefined;
   log(`engines: DynamoDB Local at ${dynamodb.endpoint} (pid ${dynamodb.pid}), fauxqs at ${sqs.endpoint}`);
+  log(service
+    ? `DynamoDB as the service behaves: the variants reach it through ${service.endpoint}, which cancels a transaction meeting another one in progress on an item`
+    : 'DynamoDB as DynamoDB Local behaves: overlapping transactions on one item run one after the other, none conflicts');
   log(`traffic: ${traffic.bodies.length} records (${options.credits} credits over ${options.accounts} accounts + ${options.duplicates} producer duplicates), batches of ${options.batchSize}, ${options.concurrency} concurrent invocations`);
   let run = 0;
   const once = async (variant: VariantName, crashRate: number, label: string) => {
     run += 1;
     const result = await runVariant({
-      variant, traffic, dynamodb, sqs, prefix: `bench${run}`, batchSize: options.batchSize, concurrency: options.concurrency,
+      variant, traffic, dynamodb, service, sqs, prefix: `bench${run}`, batchSize: options.batchSize, concurrency: options.concurrency,
       timeoutMs: 6_000, crashRate, maxRunMs: 600_000,
     });
     log(`${label.padEnd(10)} ${variant.padEnd(12)} ${result.recordsPerSecond.toFixed(0).padStart(5)} records/s  ${result.cpuMsPerRecord.toFixed(2)} CPU ms/record  `
-      + `${result.requestsPerRecord.toFixed(2)} requests/record  over-applied ${result.overApplied}${result.crashes ? `  crashes ${result.crashes}` : ''}`);
+      + `${result.requestsPerRecord.toFixed(2)} requests/record  conflicts ${result.conflicts}  redeliveries ${result.redeliveries}  over-applied ${result.overApplied}${result.crashes ? `  crashes ${result.crashes}` : ''}`);
     return result;
   };
   const rounds: RunResult[][] = [];
@@ -90,6 +106,7 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
     }
     for (const variant of NAMES) crashes.set(variant, await once(variant, options.crashRate, `crash ${options.crashRate}`));
   } finally {
+    await service?.stop();
     await sqs.stop();
     await dynamodb.stop();
   }
@@ -111,6 +128,8 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
       logBytesPerRecord: median(runs.map((r) => r.logBytesPerRecord)),
       overApplied: Math.max(...runs.map((r) => r.overApplied)),
       lost: Math.max(...runs.map((r) => r.lost)),
+      conflictsPerRecord: median(runs.map((r) => r.conflicts / r.records)),
+      redeliveriesPerRecord: median(runs.map((r) => r.redeliveries / r.records)),
       crash: crashes.get(variant) as RunResult,
     };
   });

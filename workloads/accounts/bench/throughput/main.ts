@@ -25,6 +25,8 @@ const HELP = `npm run bench:throughput -- [flags]
   --crash-rate R     per effect: the sandbox dies right after its state-table write, in the crash run (default 0.02)
   --imports N        cold imports per bundle (default 15)
   --seed N           traffic seed (default 1)
+  --dynamodb MODE    service: DynamoDB Local behind the emulation of the service's transaction
+                     conflicts (default); local: DynamoDB Local as it is, where none conflicts
   --out FILE         JSON results (default bench/results/throughput.json)`;
 
 const flags = scriptFlags({
@@ -39,6 +41,7 @@ const flags = scriptFlags({
     'crash-rate': { type: 'string', default: '0.02' },
     imports: { type: 'string', default: '15' },
     seed: { type: 'string', default: '1' },
+    dynamodb: { type: 'string', default: 'service' },
     out: { type: 'string', default: new URL('../../../../bench/results/throughput.json', import.meta.url).pathname },
   },
 }, HELP);
@@ -53,7 +56,12 @@ const options: BenchOptions = {
   crashRate: number('crash-rate', 0, 0.5, false),
   imports: number('imports', 1, 200),
   seed: number('seed', 0, 2 ** 31),
+  dynamodb: flags.dynamodb === 'local' ? 'local' : 'service',
 };
+if (flags.dynamodb !== 'local' && flags.dynamodb !== 'service') {
+  process.stderr.write(`--dynamodb must be service or local, got '${flags.dynamodb}'\n`);
+  process.exit(2);
+}
 if (options.duplicates > options.credits) {
   process.stderr.write(`--duplicates (${options.duplicates}) cannot exceed --credits (${options.credits})\n`);
   process.exit(2);

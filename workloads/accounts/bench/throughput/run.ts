@@ -17,6 +17,12 @@ export interface RunOptions {
   readonly variant: VariantName;
   readonly traffic: CreditTraffic;
   readonly dynamodb: Engine;
+  /**
+   * Where the sandboxes reach DynamoDB: the fault proxy emulating the service's transaction
+   * conflicts in front of `dynamodb`, whose `conflicts()` are counted. Set-up and checks go straight
+   * to `dynamodb`. @default - `dynamodb` itself, as DynamoDB Local behaves
+   */
+  readonly service?: { readonly endpoint: string; conflicts(): Record<string, number> };
   readonly sqs: SqsEngine;
   /** Unique per run: the tables and queues it creates. */
   readonly prefix: string;
@@ -46,6 +52,8 @@ export interface RunResult {
   readonly invocations: number;
   readonly crashes: number;
   readonly redeliveries: number;
+  /** Requests the service would have refused for meeting a transaction in progress on their item. */
+  readonly conflicts: number;
   readonly deadLettered: number;
   /** Units credited beyond what the traffic asked for, and units missing from it. */
   readonly overApplied: number;
@@ -100,7 +108,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     timeoutMs: options.timeoutMs,
     maxSandboxes: options.concurrency,
     environment: {
-      ...engineEnvironment({ dynamodb: options.dynamodb, sqs: options.sqs, redis: { endpoint: '' } as Engine }),
+      ...engineEnvironment({ dynamodb: { ...options.dynamodb, endpoint: options.service?.endpoint ?? options.dynamodb.endpoint }, sqs: options.sqs, redis: { endpoint: '' } as Engine }),
       BALLAST_CACHE_URL: '',
       AWS_LAMBDA_FUNCTION_NAME: `bench-${options.variant}`,
       AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
@@ -129,6 +137,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   cpuMicros = 0;
   logBytes = 0;
 
+  const conflictsBefore = total(options.service?.conflicts() ?? {});
   const firstStart = new Map<string, number>();
   const latencies: number[] = [];
   let invocations = 0;
@@ -163,6 +172,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     channel.close();
   }
   const elapsedMs = performance.now() - startedMs;
+  const conflicts = total(options.service?.conflicts() ?? {}) - conflictsBefore;
 
   const balances = new Map<string, number>();
   for await (const page of paginateScan({ client: DynamoDBDocumentClient.from(dynamodb) }, { TableName: tables.state })) {
@@ -182,14 +192,13 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   dynamodb.destroy();
   sqs.destroy();
   const records = bodies.length;
-  const total = Object.values(requests).reduce((a, b) => a + b, 0);
   latencies.sort((a, b) => a - b);
   return {
     variant: options.variant, records, elapsedMs, recordsPerSecond: records / (elapsedMs / 1000),
-    requests, requestsPerRecord: total / records,
+    requests, requestsPerRecord: total(requests) / records,
     latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
     cpuMsPerRecord: cpuMicros / 1000 / records,
-    invocations, crashes, redeliveries, deadLettered, overApplied, lost,
+    invocations, crashes, redeliveries, conflicts, deadLettered, overApplied, lost,
     logBytesPerRecord: logBytes / records,
   };
 }
@@ -197,6 +206,10 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
 async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
   const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
   return out.Attributes?.QueueArn as string;
+}
+
+function total(counts: Record<string, number>): number {
+  return Object.values(counts).reduce((a, b) => a + b, 0);
 }
 
 function percentile(sorted: readonly number[], p: number): number {
