@@ -14,7 +14,10 @@ import type { TransactItem } from '../lock/index.ts';
  * The document client's own `marshallOptions` are honoured.
  */
 export async function transactWrite(documents: DynamoDBDocumentClient, items: readonly TransactItem[]): Promise<CancellationReason[] | undefined> {
-  const options = (documents.config as { translateConfig?: { marshallOptions?: marshallOptions } }).translateConfig?.marshallOptions;
+  // lib-dynamodb sets convertTopLevelContainer on this very object the first time a document
+  // command runs; here the top level is always a map of attributes, never wrapped in { M }.
+  const configured = (documents.config as { translateConfig?: { marshallOptions?: marshallOptions } }).translateConfig?.marshallOptions;
+  const options: marshallOptions = { ...configured, convertTopLevelContainer: false };
   try {
     await documents.send(new TransactWriteItemsCommand({ TransactItems: items.map((item) => marshallItem(item, options)) }));
     return undefined;
@@ -25,7 +28,7 @@ export async function transactWrite(documents: DynamoDBDocumentClient, items: re
 }
 
 /** The document-valued fields of a transaction item (`Item`, `Key`, `ExpressionAttributeValues`), marshalled. */
-function marshallItem(item: TransactItem, options: marshallOptions | undefined): TransactWriteItem {
+function marshallItem(item: TransactItem, options: marshallOptions): TransactWriteItem {
   const out: Record<string, unknown> = {};
   for (const [kind, body] of Object.entries(item) as [string, Record<string, unknown> | undefined][]) {
     if (!body) continue;

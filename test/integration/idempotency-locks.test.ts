@@ -1,7 +1,7 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { FencedError, LockBusyError } from '../../shared/errors/index.ts';
 import { IdempotencyStore, type Claim, type ClaimOutcome } from '../../shared/idempotency/index.ts';
@@ -57,5 +57,28 @@ describe('idempotency store: a claim over several resources', () => {
     await local.documents.send(new PutCommand({ TableName: control, Item: { pk: 'lock#f-b', ownerToken: 'taker', fence: claim.fence + 1, leaseUntilMs: Date.now() + 30_000, expiresAtEpochSeconds: 0 } }));
     await assert.rejects(store().commitClaimed(claim, { writes: [] }), FencedError);
     assert.equal((await lock('f-a'))?.ownerToken, claim.ownerToken, 'nothing was released: the commit changed nothing');
+  });
+});
+
+describe('idempotency store: the document client it is given', () => {
+  const local = useEngines();
+
+  it("commits after the client's document commands have run: lib-dynamodb's marshall options do not wrap the store's items in { M }", async () => {
+    // GIVEN a document client configured as the worker configures it, which has already sent a
+    // document command (lib-dynamodb then sets convertTopLevelContainer on its marshall options)
+    const { control } = await createBallastTables(local.dynamodb, `docs-${randomUUID().slice(0, 8)}`);
+    const documents = DynamoDBDocumentClient.from(local.dynamodb, { marshallOptions: { removeUndefinedValues: true } });
+    await documents.send(new GetCommand({ TableName: control, Key: { pk: 'nothing' } }));
+    const store = new IdempotencyStore({ documents, tableName: control });
+    const envelope = createEnvelope({ type: 'order.ship', resourceId: 'doc-1', idempotencyKey: 'doc-key-1', payload: { n: 1 } });
+    // WHEN a job commits with a business write, then its duplicate arrives
+    const write = { item: { Put: { TableName: control, Item: { pk: 'business#doc-1', n: 1, absent: undefined } } }, onConditionFailed: () => new FencedError('unused') };
+    const first = await store.commitOnce(envelope, { writes: [write], result: { shipped: true } });
+    const again = await store.commitOnce(envelope, { writes: [write], result: { shipped: true } });
+    // THEN both items were written as attributes, and the duplicate reads the stored result back
+    assert.deepEqual([first.kind, again], ['committed', { kind: 'duplicate', result: { shipped: true } }]);
+    const record = (await documents.send(new GetCommand({ TableName: control, Key: { pk: 'idem#doc-key-1' }, ConsistentRead: true }))).Item;
+    assert.deepEqual([record?.status, record?.result], ['COMPLETED', { shipped: true }]);
+    assert.deepEqual((await documents.send(new GetCommand({ TableName: control, Key: { pk: 'business#doc-1' } }))).Item, { pk: 'business#doc-1', n: 1 });
   });
 });
