@@ -104,7 +104,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const engines = await startEngines();
   let redis: Engine = engines.redis;
   const fakes = await startWorkloadFakes(WORKLOADS);
-  const proxy = await startDynamoDbFaultProxy({ target: engines.dynamodb.endpoint, random, stallMs: 2_500 });
+  // Besides the drawn faults, the service's item-level transaction conflicts, which DynamoDB Local
+  // alone never produces: concurrent jobs on one item meet them as they would on AWS.
+  const proxy = await startDynamoDbFaultProxy({ target: engines.dynamodb.endpoint, random, stallMs: 2_500, transactionConflicts: true });
   const sqs = new SQSClient(localClientConfig(engines.sqs.endpoint));
   const dynamodb = new DynamoDBClient(localClientConfig(engines.dynamodb.endpoint));
   const documents = DynamoDBDocumentClient.from(dynamodb);
@@ -138,6 +140,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const collectInjected = () => ({
     ...injected,
     ...prefixed('dynamodb', proxy.injected() as Record<string, number>),
+    ...prefixed('dynamodb.itemConflict', proxy.conflicts()),
     // PAYMENTS_API_URL's faults as `payments.<kind>`.
     ...Object.assign({}, ...[...fakes.apis].map(([setting, api]) =>
       prefixed(setting.toLowerCase().replace(/(_api)?_url$/, '').replaceAll('_', '-'), api.injected() as Record<string, number>))) as Record<string, number>,
