@@ -120,7 +120,13 @@ async function inPlace<T>(
       const delayMs = Math.round((25 * 2 ** attempt) * (0.5 + random() / 2));
       const retryable = failure instanceof TransientError && !(failure instanceof FencedError) && worthRetrying(failure);
       if (!retryable || attempt >= attempts || options.signal.aborted || nowMs() + delayMs >= untilMs) throw failure;
-      options.logger().warn(`${what} failed; retrying in place`, { reason: failure.reason, attempt, delayMs, error: failure });
+      // A conflict is routine contention on a hot item, resolved by the next try: a line without the
+      // stack, at INFO. Anything else is worth a WARN with its error.
+      if (failure.reason === REASONS.transactionConflict) {
+        options.logger().info(`${what} failed; retrying in place`, { reason: failure.reason, attempt, delayMs, ...failure.context });
+      } else {
+        options.logger().warn(`${what} failed; retrying in place`, { reason: failure.reason, attempt, delayMs, error: failure });
+      }
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
