@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { engineEnvironment, freePort, localClientConfig, type EngineEndpoints } from '../engines/index.ts';
-import { FunctionRuntime, type FunctionFaults } from '../lambda/function-runtime.ts';
+import { FunctionRuntime, INIT_PHASE_LIMIT_MS, type FunctionFaults } from '../lambda/function-runtime.ts';
 import { startSqsEventSource, type SqsEventSource, type InvocationSummary } from '../lambda/sqs-event-source.ts';
 import { startDynamoDbStreamEventSource, type DynamoDbStreamEventSource } from '../lambda/dynamodb-stream-event-source.ts';
 import { synthesize, type SynthesizedStack } from './assembly.ts';
@@ -231,6 +231,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       sqsSources.push(startSqsEventSource({
         sqs, queueUrl: queue.url, queueArn: queue.arn, handler: routingOf(mapping.functionName).handler, functionName: mapping.functionName,
         functionTimeoutMs: runtime.options.timeoutMs,
+        initPhaseLimitMs: INIT_PHASE_LIMIT_MS,
         batchSize: Number(p.BatchSize ?? 10),
         maximumBatchingWindowMs: batchingWindowMs,
         maximumConcurrency: Number((p.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 1000),
@@ -246,6 +247,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       streamSources.push(startDynamoDbStreamEventSource({
         streams, streamArn: table.streamArn, handler: routingOf(mapping.functionName).handler, functionName: mapping.functionName,
         functionTimeoutMs: runtime.options.timeoutMs,
+        initPhaseLimitMs: INIT_PHASE_LIMIT_MS,
         batchSize: Number(p.BatchSize ?? 100),
         maximumBatchingWindowMs: batchingWindowMs,
         startingPosition: p.StartingPosition === 'TRIM_HORIZON' ? 'TRIM_HORIZON' : 'LATEST',

@@ -161,7 +161,7 @@ export function startDynamoDbStreamEventSource(options: DynamoDbStreamEventSourc
     const startedAtMs = nowMs();
     counters.invocations += 1;
     counters.inFlight += 1;
-    const result = await running.invoke(handler, event, context, functionTimeoutMs);
+    const result = await running.invoke(handler, event, context, functionTimeoutMs + config.initPhaseLimitMs);
     counters.inFlight -= 1;
     counters[outcomeCounters[result.status]] += 1;
     let next: Settlement | 'none' = 'none';

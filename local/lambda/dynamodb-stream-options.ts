@@ -16,6 +16,13 @@ export interface DynamoDbStreamEventSourceOptions {
   readonly functionName: string;
   /** The function's timeout: a handler still running after it counts as failed. */
   readonly functionTimeoutMs: number;
+  /**
+   * How long a cold start's Init phase may run before the function timeout starts: the mapping
+   * waits this much longer than the timeout for an invocation. Pass the runtime's
+   * `INIT_PHASE_LIMIT_MS` for sandboxed functions; a handler called in process has no Init.
+   * @default 0
+   */
+  readonly initPhaseLimitMs?: number;
   /** Most records per invocation (1–10 000). @default 100 */
   readonly batchSize?: number;
   /** How long to keep gathering records once the first one was read (0–300 000). @default 0 - invoke with what one read returns */
@@ -79,6 +86,7 @@ const defaults = {
   allowShortRecordAge: false,
   reportBatchItemFailures: true,
   pollIntervalMs: 250,
+  initPhaseLimitMs: 0,
 } as const;
 
 export type ResolvedStreamOptions = DynamoDbStreamEventSourceOptions
@@ -94,6 +102,7 @@ export function resolveStreamOptions(options: DynamoDbStreamEventSourceOptions):
     ['maximumRetryAttempts', config.maximumRetryAttempts, -1, 10_000, 'use -1 (until the record expires) or 0 to 10000'],
     ['maximumRecordAgeSeconds', config.maximumRecordAgeSeconds, -1, 604_800, 'use -1 (no limit) or 60 to 604800'],
     ['pollIntervalMs', config.pollIntervalMs, 1, 60_000, 'use 1 to 60000; AWS polls every 250 ms'],
+    ['initPhaseLimitMs', config.initPhaseLimitMs, 0, MAX_FUNCTION_TIMEOUT_MS, 'use 0 for in-process handlers or the runtime\'s INIT_PHASE_LIMIT_MS'],
   ] as const;
   for (const [field, value, min, max, fix] of ranges) {
     if (!Number.isInteger(value) || value < min || value > max) {

@@ -37,7 +37,17 @@ export interface FunctionRuntimeOptions {
   readonly onInvoked?: (report: { readonly functionName: string; readonly durationMs: number; readonly error?: InvocationError }) => void;
   /** @default Math.random */
   readonly random?: () => number;
+  /** How much of a cold start's Init is not charged to the invocation's timeout. @default INIT_PHASE_LIMIT_MS */
+  readonly initPhaseLimitMs?: number;
 }
+
+/**
+ * How long a cold start's Init phase (the runtime's bootstrap and the function's static code) may
+ * take before the invoke phase starts: Lambda gives Init its own 10 s, and the function timeout
+ * counts the invoke phase only. An Init that takes longer is retried inside the invocation, under
+ * the function timeout.
+ */
+export const INIT_PHASE_LIMIT_MS = 10_000;
 
 /** Thrown to the caller when an invocation failed the way Lambda reports it (timeout, crash). */
 export class InvocationError extends Error {
@@ -67,7 +77,7 @@ export class FunctionRuntime {
   readonly options: FunctionRuntimeOptions;
   readonly #idle: Sandbox[] = [];
   readonly #all = new Set<Sandbox>();
-  readonly #waiting: ((sandbox: Sandbox) => void)[] = [];
+  readonly #waiting: ((acquired: { sandbox: Sandbox; cold: boolean }) => void)[] = [];
   #nextId = 1;
   #stopped = false;
   coldStarts = 0;
@@ -83,10 +93,13 @@ export class FunctionRuntime {
   /** Invokes the function with `event`; rejects with {@link InvocationError} as Lambda would report. */
   async invoke(event: unknown, timeoutMs = this.options.timeoutMs): Promise<unknown> {
     if (this.#stopped) throw new InvocationError('Runtime.ExitError', `${this.options.functionName} is stopped`);
-    // The clock starts now, as the caller's does: a cold start eats into the timeout.
-    const deadlineMs = Date.now() + timeoutMs;
-    const sandbox = await this.#acquire();
+    // The clock starts now, as the caller's does; a cold start's Init (up to its limit) is added on
+    // top, because Lambda starts the function timeout after Init.
+    const requestedMs = Date.now();
+    const { sandbox, cold } = await this.#acquire();
     const startedMs = Date.now();
+    const initMs = cold ? Math.min(startedMs - requestedMs, this.options.initPhaseLimitMs ?? INIT_PHASE_LIMIT_MS) : 0;
+    const deadlineMs = requestedMs + initMs + timeoutMs;
     const report = (error?: unknown) => this.options.onInvoked?.({
       functionName: this.options.functionName, durationMs: Date.now() - startedMs,
       ...(error instanceof InvocationError ? { error } : {}),
@@ -156,24 +169,25 @@ export class FunctionRuntime {
     await Promise.all([...this.#all].map((sandbox) => this.#kill(sandbox)));
   }
 
-  async #acquire(): Promise<Sandbox> {
+  /** A sandbox for one invocation; `cold` when it was started for it (or for the invocation it replaced). */
+  async #acquire(): Promise<{ sandbox: Sandbox; cold: boolean }> {
     const idle = this.#idle.pop();
     if (idle) {
       idle.busy = true;
-      return idle;
+      return { sandbox: idle, cold: false };
     }
     if (this.#all.size < (this.options.maxSandboxes ?? 10)) {
       const sandbox = this.#start();
       sandbox.busy = true;
       await sandbox.ready;
-      return sandbox;
+      return { sandbox, cold: true };
     }
     return new Promise((resolve) => this.#waiting.push(resolve));
   }
 
   #release(sandbox: Sandbox): void {
     const next = this.#waiting.shift();
-    if (next) return next(sandbox);
+    if (next) return next({ sandbox, cold: false });
     sandbox.busy = false;
     this.#idle.push(sandbox);
   }
@@ -217,7 +231,7 @@ export class FunctionRuntime {
     if (next && !this.#stopped) {
       const fresh = this.#start();
       fresh.busy = true;
-      fresh.ready.then(() => next(fresh), () => undefined);
+      fresh.ready.then(() => next({ sandbox: fresh, cold: true }), () => undefined);
     }
   }
 }

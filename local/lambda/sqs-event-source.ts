@@ -28,6 +28,13 @@ export interface SqsEventSourceOptions {
   readonly functionName: string;
   /** The function's timeout: a handler still running after it counts as failed. */
   readonly functionTimeoutMs: number;
+  /**
+   * How long a cold start's Init phase may run before the function timeout starts: the mapping
+   * waits this much longer than the timeout for an invocation. Pass the runtime's
+   * `INIT_PHASE_LIMIT_MS` for sandboxed functions; a handler called in process has no Init.
+   * @default 0
+   */
+  readonly initPhaseLimitMs?: number;
   /** Most records per invocation (1–10 000; at most 10 for FIFO queues). @default 10 */
   readonly batchSize?: number;
   /**
@@ -83,7 +90,7 @@ export interface SqsEventSource {
   stats(): SqsEventSourceStats;
 }
 
-const defaults = { batchSize: 10, maximumBatchingWindowMs: 0, maximumConcurrency: 2, reportBatchItemFailures: true } as const;
+const defaults = { batchSize: 10, maximumBatchingWindowMs: 0, maximumConcurrency: 2, reportBatchItemFailures: true, initPhaseLimitMs: 0 } as const;
 
 type Settled = InvocationResult | { readonly status: 'abandoned' };
 type ResolvedOptions = SqsEventSourceOptions & Required<Pick<SqsEventSourceOptions, keyof typeof defaults>>;
@@ -157,7 +164,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     const result = await new Promise<Settled>((resolve) => {
       const abandon = () => resolve({ status: 'abandoned' });
       abandonHooks.add(abandon);
-      void invokeWithTimeout(handler, { Records: records }, context, functionTimeoutMs)
+      void invokeWithTimeout(handler, { Records: records }, context, functionTimeoutMs + config.initPhaseLimitMs)
         .then(resolve, (error: unknown) => resolve({ status: 'error', error }))
         .finally(() => abandonHooks.delete(abandon));
     });
@@ -241,6 +248,7 @@ function validate(config: ResolvedOptions, fifo: boolean): void {
     ['batchSize', config.batchSize, 1, fifo ? SQS_MAX_PER_REQUEST : 10_000, fifo ? 'FIFO queues take at most 10' : 'use 1 to 10000'],
     ['maximumBatchingWindowMs', config.maximumBatchingWindowMs, 0, fifo ? 0 : 300_000, fifo ? 'FIFO queues support no batching window' : 'use 0 to 300000'],
     ['maximumConcurrency', config.maximumConcurrency, 1, 1_000, 'use 2 to 1000 as on AWS (1 is allowed locally)'],
+    ['initPhaseLimitMs', config.initPhaseLimitMs, 0, MAX_FUNCTION_TIMEOUT_MS, 'use 0 for in-process handlers or the runtime\'s INIT_PHASE_LIMIT_MS'],
   ] as const;
   for (const [field, value, min, max, fix] of ranges) {
     if (!Number.isInteger(value) || value < min || value > max) {

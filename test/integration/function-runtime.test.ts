@@ -28,10 +28,31 @@ describe('FunctionRuntime: Lambda sandboxes on worker threads', () => {
   it('counts remaining time down from the function timeout', async () => {
     const fn = runtime();
     try {
-      await fn.invoke({}); // warm: a cold start counts against the timeout, as on Lambda
+      await fn.invoke({}); // warm, so the countdown below is the invoke phase alone
       const answer = (await fn.invoke({ sleepMs: 200 })) as Answer;
       assert.ok(answer.startRemaining <= 1_000 && answer.startRemaining > 800, `start ${answer.startRemaining}`);
       assert.ok(answer.endRemaining <= answer.startRemaining - 180, `end ${answer.endRemaining}`);
+    } finally {
+      await fn.stop();
+    }
+  });
+
+  it('gives a cold start its own Init phase: Init up to the limit does not count against the timeout, as on Lambda', async () => {
+    // GIVEN a function whose static code takes 800 ms and whose timeout is 500 ms
+    const fn = runtime({ timeoutMs: 500, environment: { FIXTURE_INIT_MS: '800' } });
+    try {
+      // WHEN its first invocation is a cold start THEN the handler still gets its whole timeout
+      const answer = (await fn.invoke({})) as Answer;
+      assert.ok(answer.startRemaining > 400, `remaining at the start of the handler: ${answer.startRemaining} ms`);
+    } finally {
+      await fn.stop();
+    }
+  });
+
+  it('an Init phase past its limit eats into the timeout (Lambda retries Init inside the invocation)', async () => {
+    const fn = runtime({ timeoutMs: 300, initPhaseLimitMs: 200, environment: { FIXTURE_INIT_MS: '1500' } });
+    try {
+      await assert.rejects(fn.invoke({}), (error: unknown) => error instanceof InvocationError && error.errorType === 'Timeout');
     } finally {
       await fn.stop();
     }

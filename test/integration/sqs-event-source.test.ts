@@ -1,9 +1,11 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { startSqsEventSource, type InvocationSummary, type SqsEventSourceOptions } from '../../local/lambda/sqs-event-source.ts';
+import { FunctionRuntime, INIT_PHASE_LIMIT_MS } from '../../local/lambda/function-runtime.ts';
 import { useEngines } from '../helpers/engines.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -186,6 +188,28 @@ describe('SQS event source mapping emulation', () => {
     assert.equal(first, 'timeout');
     assert.ok(rest.length >= 1 && rest.every((outcome) => outcome === 'ok'), rest.join(', '));
     assert.equal(run.source.stats().timeouts, 1);
+  });
+
+  it('waits out a cold start\'s Init phase before the function timeout starts, as Lambda\'s poller does', async (t) => {
+    // GIVEN a sandboxed function whose Init takes 800 ms and whose timeout is 500 ms
+    const queue = await createQueue('slow-init');
+    const fn = new FunctionRuntime({
+      functionName: 'slow-init', file: fileURLToPath(new URL('../fixtures/lambda/index.mjs', import.meta.url)), exportName: 'handler',
+      timeoutMs: 500, environment: { FIXTURE_INIT_MS: '800' },
+    });
+    t.after(() => fn.stop());
+    await send(queue.queueUrl, ['cold']);
+    // WHEN the mapping invokes it cold
+    const summaries: InvocationSummary[] = [];
+    const source = startSqsEventSource({
+      sqs: local.sqs, ...queue, functionName: 'slow-init', functionTimeoutMs: 500, initPhaseLimitMs: INIT_PHASE_LIMIT_MS,
+      maximumConcurrency: 1, handler: fn.handler, onInvocation: (summary) => summaries.push(summary),
+    });
+    t.after(() => source.stop({ graceMs: 0 }));
+    await waitFor('the first invocation', () => summaries.length > 0);
+    // THEN the first delivery succeeds and deletes its record: no timeout, no redelivery
+    assert.equal(summaries[0]?.outcome, 'ok', String(summaries[0]?.error ?? ''));
+    await waitFor('the queue to be empty', async () => (await messagesLeft(queue.queueUrl)) === 0);
   });
 
   it('never has more than maximumConcurrency invocations in flight', async (t) => {

@@ -5,7 +5,7 @@ import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { engineEnvironment, LOCAL_CREDENTIALS, queueDepth, LOCAL_REGION, type Engine, type SqsEngine } from '../../../../local/engines/index.ts';
-import { FunctionRuntime } from '../../../../local/lambda/function-runtime.ts';
+import { FunctionRuntime, INIT_PHASE_LIMIT_MS } from '../../../../local/lambda/function-runtime.ts';
 import { startSqsEventSource } from '../../../../local/lambda/sqs-event-source.ts';
 import { FUNCTION_TIMEOUT_ENV } from '../../../../shared/aws/index.ts';
 import { CONTROL_TABLE, STATE_TABLE } from '../../../../shared/tables/index.ts';
@@ -158,7 +158,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   const startedMs = performance.now();
   const source = startSqsEventSource({
     sqs, queueUrl, queueArn: await queueArn(sqs, queueUrl), handler, functionName: `bench-${options.variant}`,
-    functionTimeoutMs: options.timeoutMs, batchSize: options.batchSize, maximumConcurrency: options.concurrency,
+    functionTimeoutMs: options.timeoutMs, initPhaseLimitMs: INIT_PHASE_LIMIT_MS, batchSize: options.batchSize, maximumConcurrency: options.concurrency,
     onError: () => undefined,
   });
   try {
