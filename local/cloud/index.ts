@@ -11,10 +11,12 @@ import { startDynamoDbStreamEventSource, type DynamoDbStreamEventSource } from '
 import { synthesize, type SynthesizedStack } from './assembly.ts';
 import { serveCloudWatch } from './cloudwatch-endpoint.ts';
 import { stackUpdate, type StackUpdateOptions, type StackUpdateOutcome } from './stack-update.ts';
+import type { DeploymentEvent } from '../codedeploy/deployment.ts';
 import { serveFunctionUrl } from './function-url.ts';
 import { serveCodeDeploy } from './codedeploy-endpoint.ts';
 import { serveLambda } from './lambda-endpoint.ts';
 import { MetricsCollector } from './metrics.ts';
+import { eventCountRecorder, recordLambdaMetrics } from './lambda-metrics.ts';
 import { provision, type LocalResources } from './provision.ts';
 import { LocalAlarms, metricClock, sampleQueueMetrics, type AlarmTransition } from '../cloudwatch/index.ts';
 import { AliasRouting, type LocalVersion } from './alias-routing.ts';
@@ -75,6 +77,17 @@ export interface LocalCloudOptions {
   readonly streamPollIntervalMs?: number;
 }
 
+/** One deployment of the stack as the console shows it: the start's pre-traffic checks, or a stack update. */
+export interface DeploymentRecord {
+  readonly title: string;
+  /** Epoch ms, real time. */
+  readonly startedAtMs: number;
+  /** `InProgress` until it ends; then the stack's status (`UPDATE_COMPLETE`, `UPDATE_ROLLBACK_COMPLETE`) or the checks' verdict. */
+  status: string;
+  /** Every event so far (CloudFormation's and CodeDeploy's), in order; `atMs` counts from `startedAtMs`. */
+  readonly events: (DeploymentEvent & { readonly source: string })[];
+}
+
 /** A running local cloud. */
 export interface LocalCloud {
   readonly resources: LocalResources;
@@ -109,6 +122,8 @@ export interface LocalCloud {
    * deployment rolls the whole update back, as CloudFormation does.
    */
   updateStack(next: SynthesizedStack, options?: StackUpdateOptions): Promise<StackUpdateOutcome>;
+  /** The pre-traffic checks at start and every stack update since, oldest first, with their events as they happen (the console's timeline). */
+  deployments(): readonly DeploymentRecord[];
   /** Resolves when every stream mapping has caught up and is idle; rejects after `timeoutMs`. */
   streamsIdle(timeoutMs: number): Promise<void>;
   /**
@@ -139,7 +154,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   // Evaluated and sampled often enough for the scaled periods (10 s of metric time at most).
   const everyMs = Math.max(250, 10_000 / timeScale);
   const alarms = new LocalAlarms({ alarms: resources.alarms, series: metrics.series, onTransition: options.onAlarm, nowMs: metrics.clock, intervalMs: everyMs }).start();
-  const queueMetrics = sampleQueueMetrics({ sqs, queues: resources.queues, series: metrics.series, clock: metrics.clock, intervalMs: everyMs });
+  const queueMetrics = sampleQueueMetrics({
+    sqs, queues: resources.queues, series: metrics.series, engine: options.engines.sqs, clock: metrics.clock, intervalMs: everyMs,
+  });
   const faults = options.faults ?? {};
   const runtimes = new Map<string, FunctionRuntime>();
   /** Every published version of each function, by number. */
@@ -182,7 +199,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         ...code.environment,
       },
       faults,
-      onInvoked: (report) => recordLambdaMetrics(metrics, fn, version, report),
+      // The function's concurrency: this version's busy sandboxes when the invocation started, and its other versions' now.
+      onInvoked: (report) => recordLambdaMetrics(metrics, fn, version, report, allRuntimes
+        .filter((other) => other !== runtime && other.options.functionName === fn.name)
+        .reduce((busy, other) => busy + other.busySandboxes, report.busySandboxes)),
       onOutput: (line, name) => {
         metrics.ingest(line);
         options.onLog?.(line, name);
@@ -237,6 +257,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         maximumConcurrency: Number((p.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 1000),
         reportBatchItemFailures,
         onInvocation: (summary) => options.onInvocation?.(mapping.functionName, summary),
+        onEventCount: eventCountRecorder(metrics, mapping),
       }));
       continue;
     }
@@ -257,6 +278,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         ...(failureQueue ? { onFailure: { sqs, queueUrl: failureQueue.url } } : {}),
         reportBatchItemFailures,
         pollIntervalMs: options.streamPollIntervalMs ?? 200,
+        onEventCount: eventCountRecorder(metrics, mapping),
         onInvocation: (summary) => {
           metrics.series.record({ namespace: 'AWS/Lambda', name: 'IteratorAge', dimensions: { FunctionName: mapping.functionName } }, summary.iteratorAgeMs, metrics.clock());
           options.onInvocation?.(mapping.functionName, summary);
@@ -306,7 +328,12 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   }
   let current = resources;
 
-  const updateStack = stackUpdate({
+  const deploymentLog: DeploymentRecord[] = [{
+    title: 'pre-traffic checks at start', startedAtMs: Date.now(),
+    status: preTrafficChecks.every((check) => check.status === 'Succeeded') ? 'Succeeded' : 'Failed',
+    events: preTrafficChecks.map((check) => ({ source: check.functionName, atMs: 0, kind: 'hook' as const, message: `BeforeAllowTraffic ${check.hookFunctionName}: ${check.status}` })),
+  }];
+  const runUpdate = stackUpdate({
     provision: (next, version) => provision({
       stack: next, dynamodb, sqs, sqsEndpoint: options.engines.sqs.endpoint, redisPort: options.engines.redis.port, urlPorts: async () => 0,
       version, resolveOnly: true,
@@ -319,6 +346,18 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     runHook: async (hookName, deploymentId) => ((await runHook(hookName, deploymentId)) === 'Succeeded' ? 'Succeeded' : 'Failed'),
     nextDeploymentId: () => `d-LOCAL${(deployments += 1)}`,
   });
+  const updateStack = async (next: SynthesizedStack, updateOptions: StackUpdateOptions = {}): Promise<StackUpdateOutcome> => {
+    const record: DeploymentRecord = { title: `stack update of ${next.stackName}`, startedAtMs: Date.now(), status: 'InProgress', events: [] };
+    deploymentLog.push(record);
+    try {
+      const outcome = await runUpdate(next, { onEvent: (event) => { record.events.push(event); updateOptions.onEvent?.(event); } });
+      record.status = outcome.status;
+      return outcome;
+    } catch (error) {
+      record.status = `failed: ${(error as Error).message}`;
+      throw error;
+    }
+  };
 
   let stopping: Promise<void> | undefined;
   return {
@@ -335,6 +374,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     },
     cloudWatchUrl: cloudWatch.url,
     updateStack,
+    deployments: () => deploymentLog,
     versions: (functionName) => [...(versions.get(functionName)?.values() ?? [])],
     faults,
     preTrafficChecks,
@@ -364,24 +404,3 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
 
 /** The version every alias points at when the cloud starts (the template's own `Version` resolves to it). */
 const LOCAL_VERSION = '1';
-
-/**
- * Lambda's own metrics of one invocation, in `AWS/Lambda` under the dimension sets Lambda
- * publishes: the function, and for each alias `Resource = <function>:<alias>` with and without
- * `ExecutedVersion` (what the rollback alarms watch).
- */
-function recordLambdaMetrics(
-  metrics: MetricsCollector, fn: LocalResources['functions'][number], version: string, report: { readonly durationMs: number; readonly error?: unknown },
-): void {
-  const nowMs = metrics.clock();
-  const sets: Record<string, string>[] = [{ FunctionName: fn.name }, ...fn.aliases.flatMap((alias): Record<string, string>[] => [
-    { FunctionName: fn.name, Resource: `${fn.name}:${alias}` },
-    { FunctionName: fn.name, Resource: `${fn.name}:${alias}`, ExecutedVersion: version },
-  ])];
-  for (const dimensions of sets) {
-    const record = (name: string, value: number) => metrics.series.record({ namespace: 'AWS/Lambda', name, dimensions }, value, nowMs);
-    record('Invocations', 1);
-    record('Errors', report.error ? 1 : 0);
-    record('Duration', report.durationMs);
-  }
-}

@@ -79,9 +79,16 @@ function ref(id: string, context: ResolutionContext, path: string): unknown {
  * name so a restarted local cloud resolves the same physical names (which end in part of the id).
  */
 export function localStackId(context: Pick<ResolutionContext, 'stackName' | 'accountId'>): string {
-  const hex = createHash('sha256').update(context.stackName).digest('hex');
-  const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-  return `arn:aws:cloudformation:${LOCAL_REGION}:${context.accountId}:stack/${context.stackName}/${uuid}`;
+  return `arn:aws:cloudformation:${LOCAL_REGION}:${context.accountId}:stack/${context.stackName}/${localUuid(context.stackName)}`;
+}
+
+/**
+ * A UUID-shaped id derived from `seed`, for ids AWS generates (a stack's, an event source
+ * mapping's): the same on every start, so names and metric dimensions built on it stay put.
+ */
+export function localUuid(seed: string): string {
+  const hex = createHash('sha256').update(seed).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 function getAtt(id: string, attribute: string, context: ResolutionContext, path: string): unknown {

@@ -6,7 +6,7 @@ import {
 import { CreateQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_REGION } from '../engines/index.ts';
 import type { SynthesizedStack } from './assembly.ts';
-import { resolve, type ResolutionContext } from './intrinsics.ts';
+import { localUuid, resolve, type ResolutionContext } from './intrinsics.ts';
 import { customTrafficRouting, predefinedTrafficRouting, type TrafficRouting } from '../codedeploy/traffic.ts';
 
 export const LOCAL_ACCOUNT = '000000000000';
@@ -28,6 +28,8 @@ export interface LocalFunction {
 }
 export interface LocalMapping {
   readonly logicalId: string;
+  /** What `Ref` of the mapping returns: its UUID, the `EventSourceMappingUUID` of its metrics. */
+  readonly uuid: string;
   readonly functionName: string;
   readonly eventSourceArn: string;
   readonly properties: Record<string, unknown>;
@@ -72,6 +74,8 @@ export interface LocalResources {
    * are left out: SNS is not emulated). Evaluated by the local cloud against its metrics.
    */
   readonly alarms: LocalAlarmResource[];
+  /** The template's CloudWatch dashboards, their bodies resolved to local names (what the local console draws). */
+  readonly dashboards: LocalDashboard[];
   /** Resource types in the template that have no local counterpart (IAM, VPC, ...). */
   readonly ignoredTypes: string[];
   /** Stack outputs, resolved to local values where they can be. */
@@ -82,6 +86,11 @@ export interface LocalResources {
 export type LocalAlarmResource =
   | { readonly logicalId: string; readonly properties: Readonly<Record<string, unknown>> }
   | { readonly logicalId: string; readonly unresolved: string };
+
+/** A dashboard of the template: its parsed body (`widgets`, ...), or why it could not be resolved locally. */
+export type LocalDashboard =
+  | { readonly logicalId: string; readonly name: string; readonly body: Readonly<Record<string, unknown>> }
+  | { readonly logicalId: string; readonly name: string; readonly unresolved: string };
 
 export interface ProvisionOptions {
   readonly stack: SynthesizedStack;
@@ -167,6 +176,8 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     refs.set(id, name === undefined ? id : String(resolve(name, context)));
   }
   for (const [id] of of(['AWS::CodeDeploy::Application', 'AWS::CodeDeploy::DeploymentGroup', 'AWS::CodeDeploy::DeploymentConfig'])) refs.set(id, id);
+  // AWS generates a mapping's UUID; locally it follows from the stack and the logical id.
+  for (const [id] of of('AWS::Lambda::EventSourceMapping')) refs.set(id, localUuid(`${stack.stackName}/${id}`));
   const preTrafficHooks: LocalTrafficHook[] = [];
   const deploymentGroups: LocalDeploymentGroup[] = [];
   const aliases = new Map<string, string[]>();
@@ -271,7 +282,7 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
   const mappings: LocalMapping[] = of('AWS::Lambda::EventSourceMapping').map(([id, r]) => {
     handled.add(r.Type);
     const p = resolve(props(r), context) as Record<string, unknown>;
-    return { logicalId: id, functionName: functionNameOf(p.FunctionName), eventSourceArn: String(p.EventSourceArn), properties: p };
+    return { logicalId: id, uuid: refs.get(id) as string, functionName: functionNameOf(p.FunctionName), eventSourceArn: String(p.EventSourceArn), properties: p };
   });
   for (const type of [
     'AWS::Lambda::Version', 'AWS::Lambda::Alias', 'AWS::Lambda::Url', 'AWS::ElastiCache::ServerlessCache',
@@ -280,11 +291,26 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
 
   const alarms: LocalAlarmResource[] = of('AWS::CloudWatch::Alarm').map(([id, r]) => {
     handled.add(r.Type);
+    // What a dashboard's alarm widget (and anything else) references: the alarm's name and ARN.
+    const alarmName = props(r).AlarmName === undefined ? id : String(resolve(props(r).AlarmName, context));
+    refs.set(id, alarmName);
+    attributes.set(id, { Arn: arn('cloudwatch', `alarm:${alarmName}`) });
     const { AlarmActions: _a, OKActions: _o, InsufficientDataActions: _i, ...metricProps } = props(r);
     try {
       return { logicalId: id, properties: resolve(metricProps, context) as Record<string, unknown> };
     } catch (error) {
       return { logicalId: id, unresolved: (error as Error).message };
+    }
+  });
+
+  const dashboards: LocalDashboard[] = of('AWS::CloudWatch::Dashboard').map(([id, r]) => {
+    handled.add(r.Type);
+    const p = props(r);
+    const name = p.DashboardName === undefined ? `${stack.stackName}-${id}` : String(resolve(p.DashboardName, context));
+    try {
+      return { logicalId: id, name, body: JSON.parse(String(resolve(p.DashboardBody, context))) as Record<string, unknown> };
+    } catch (error) {
+      return { logicalId: id, name, unresolved: (error as Error).message };
     }
   });
 
@@ -297,7 +323,7 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     }
   }
   const ignoredTypes = [...new Set(resources.map(([, r]) => r.Type).filter((type) => !handled.has(type)))].sort();
-  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, preTrafficHooks, deploymentGroups, alarms, ignoredTypes, outputs };
+  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, preTrafficHooks, deploymentGroups, alarms, dashboards, ignoredTypes, outputs };
 }
 
 /** A deployment group's resolved properties, with its config (predefined, or a custom resource of the template). */

@@ -125,8 +125,8 @@ function metricStat(series: MetricSeries, stat: MetricStatProps, startMs: number
 const INSIGHTS = /^\s*SELECT\s+(SUM|AVG|MIN|MAX|COUNT)\((\w+)\)\s+FROM\s+SCHEMA\(\s*"([^"]+)"((?:\s*,\s*\w+)*)\s*\)(?:\s+WHERE\s+(.+?))?\s*$/i;
 const STAT_OF = { SUM: 'Sum', AVG: 'Average', MIN: 'Minimum', MAX: 'Maximum', COUNT: 'SampleCount' } as const;
 
-/** A Metrics Insights query of the one shape ballast's alarms use: an aggregate over a schema, optionally `WHERE dim = 'value' [AND ...]`. */
-function insights(series: MetricSeries, query: string, periodSeconds: number, startMs: number, endMs: number): Datapoints {
+/** A Metrics Insights query of the one shape ballast's alarms and dashboard use: an aggregate over a schema, optionally `WHERE dim = 'value' [AND ...]`. */
+export function insights(series: MetricSeries, query: string, periodSeconds: number, startMs: number, endMs: number): Datapoints {
   const match = INSIGHTS.exec(query);
   if (!match) throw new UnsupportedExpressionError(`Metrics Insights query not evaluated locally: ${query}`);
   const [, aggregate, name, namespace, dimensionList, whereText] = match as unknown as [string, keyof typeof STAT_OF, string, string, string, string | undefined];

@@ -19,6 +19,15 @@ export interface AlarmTransition {
   readonly reason: string;
 }
 
+/** A state change with when it happened: one entry of an alarm's history. */
+export interface AlarmHistoryItem extends AlarmTransition {
+  /** Epoch ms on the alarms' clock. */
+  readonly atMs: number;
+}
+
+/** Most history items kept (CloudWatch keeps 14 days; a local run needs the recent ones). */
+const HISTORY_LIMIT = 500;
+
 export interface LocalAlarmsOptions {
   /** The template's alarms (`LocalResources.alarms`). */
   readonly alarms: readonly ({ readonly logicalId: string; readonly properties: Readonly<Record<string, unknown>> } | { readonly logicalId: string; readonly unresolved: string })[];
@@ -38,6 +47,7 @@ export interface LocalAlarmsOptions {
 export class LocalAlarms {
   #definitions: { readonly logicalId: string; readonly definition?: AlarmDefinition; readonly unresolved?: string }[] = [];
   #statuses = new Map<string, AlarmStatus>();
+  readonly #history: AlarmHistoryItem[] = [];
   readonly #options: LocalAlarmsOptions;
   #timer: NodeJS.Timeout | undefined;
 
@@ -88,6 +98,8 @@ export class LocalAlarms {
       if (changed && (!first || state === 'ALARM')) {
         const transition = { name: previous.name, from: previous.state, to: state, reason };
         transitions.push(transition);
+        this.#history.push({ ...transition, atMs: now });
+        if (this.#history.length > HISTORY_LIMIT) this.#history.splice(0, this.#history.length - HISTORY_LIMIT);
         this.#options.onTransition?.(transition);
       }
     }
@@ -105,6 +117,11 @@ export class LocalAlarms {
   stop(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
+  }
+
+  /** The state changes so far (the first quiet settling to OK excepted), oldest first: `DescribeAlarmHistory`. */
+  history(): readonly AlarmHistoryItem[] {
+    return [...this.#history];
   }
 
   /** Every alarm's current status, in template order. */

@@ -9,6 +9,8 @@ export interface MathScope {
   readonly series: ReadonlyMap<string, Datapoints>;
   /** Every period start of the window, oldest first: what `FILL` fills. */
   readonly timeline: readonly number[];
+  /** What `PERIOD(series)` answers: the period of the query, in seconds. @default - PERIOD() is not evaluated */
+  readonly periodSeconds?: number;
 }
 
 /** An expression the local evaluator does not understand (it says which part). */
@@ -16,8 +18,8 @@ export class UnsupportedExpressionError extends Error {}
 
 /**
  * Evaluates a CloudWatch metric math expression over series: numbers, metric ids, `+ - * /`,
- * comparisons (`> >= < <= == !=`, 1 or 0), parentheses, `FILL(series, value)` and
- * `IF(condition, then[, else])`: the subset ballast's alarms use. As in CloudWatch, an operation
+ * comparisons (`> >= < <= == !=`, 1 or 0), parentheses, `FILL(series, value)`,
+ * `IF(condition, then[, else])` and `PERIOD(series)`: the subset ballast's alarms and dashboard use. As in CloudWatch, an operation
  * on two series keeps the periods both have, a scalar applies to every period, and a division by
  * zero yields no datapoint.
  *
@@ -130,6 +132,7 @@ class Parser {
   }
 
   #call(name: string, args: Value[]): Value {
+    if (name === 'PERIOD' && args.length === 1 && this.#scope.periodSeconds !== undefined) return this.#scope.periodSeconds;
     if (name === 'FILL' && args.length === 2 && typeof args[1] === 'number') {
       const [series, fill] = args as [Value, number];
       const values = typeof series === 'number' ? new Map<number, number>() : series;

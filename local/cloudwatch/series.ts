@@ -54,6 +54,11 @@ export class MetricSeries {
     return [...this.#series.values()].filter((s) => s.identity.namespace === namespace && s.identity.name === name).map((s) => s.identity);
   }
 
+  /** Every series of `namespace`, whatever its name and dimensions (what a dashboard's `SEARCH` looks through). */
+  identitiesIn(namespace: string): MetricIdentity[] {
+    return [...this.#series.values()].filter((s) => s.identity.namespace === namespace).map((s) => s.identity);
+  }
+
   /** Every value of the series whose dimensions are exactly `identity.dimensions`, in arrival order (e.g. for one statistic over a whole run). */
   values(identity: MetricIdentity): number[] {
     return (this.#series.get(seriesKey(identity))?.points ?? []).map(([, value]) => value);

@@ -5,7 +5,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION, type Engine } from './engine.ts';
 
 export { startDynamoDb, dynamoDbLocalDir } from './dynamodb.ts';
 export { startRedis } from './redis.ts';
-export { queueDepth, startSqs, type SqsEngine } from './sqs.ts';
+export { oldestMessageSentAtMs, queueDepth, startSqs, type QueueActivity, type SqsEngine } from './sqs.ts';
 export { freePort } from './readiness.ts';
 export { ENGINE_OWNER_ENV, isRunning } from './supervised-process.ts';
 export { LOCAL_CREDENTIALS, LOCAL_REGION, localClientConfig, type Engine } from './engine.ts';
@@ -22,7 +22,12 @@ export interface LocalEngines {
 /** Where the three engines listen; enough for another process to use engines this one started. */
 export interface EngineEndpoints {
   readonly dynamodb: { readonly endpoint: string };
-  readonly sqs: { readonly endpoint: string };
+  /**
+   * An engine started in this process ({@link startSqs}) also brings its store and its activity,
+   * from which the local cloud derives the SQS metrics no client can read (sends, receives, deletes,
+   * message sizes, the oldest message's age).
+   */
+  readonly sqs: { readonly endpoint: string } & Partial<Pick<SqsEngine, 'store' | 'onActivity'>>;
   readonly redis: { readonly endpoint: string; readonly port: number };
 }
 

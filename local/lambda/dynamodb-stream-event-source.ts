@@ -10,6 +10,7 @@ import {
 } from './dynamodb-stream-options.ts';
 import { batchVerdict, streamInvocationRecord } from './dynamodb-stream-records.ts';
 import { listShards, newShard, readShard, type ShardReader, type StreamShard } from './dynamodb-stream-shards.ts';
+import { eventCounter } from './event-counts.ts';
 
 export type { DynamoDbStreamEventSourceOptions, StreamInvocationSummary } from './dynamodb-stream-options.ts';
 
@@ -90,6 +91,7 @@ export function startDynamoDbStreamEventSource(options: DynamoDbStreamEventSourc
   const reportError = (error: unknown) => {
     try { (options.onError ?? logError)(error); } catch (callbackError) { logError(callbackError); }
   };
+  const countEvents = eventCounter(options.onEventCount, reportError);
   const counters = { invocations: 0, ok: 0, errors: 0, timeouts: 0, abandoned: 0, bisections: 0, recordsProcessed: 0, recordsDiscarded: 0, inFlight: 0 };
   const shards = new Map<string, StreamShard>();
   const pollers: Promise<void>[] = [];
@@ -145,7 +147,9 @@ export function startDynamoDbStreamEventSource(options: DynamoDbStreamEventSourc
   async function nextStep(shard: StreamShard): Promise<PlannedBatch | { readonly waitMs: number } | 'finished'> {
     const { batches } = shard;
     if (!batches.hasPlannedBatch && batches.room > 0 && !shard.ended) {
+      const bufferedBefore = batches.buffered;
       await readShard(reader, shard, ++reads);
+      countEvents('PolledEventCount', batches.buffered - bufferedBefore);
       if (batches.buffered === 0) return shard.ended ? 'finished' : { waitMs: pollIntervalMs };
       const windowLeftMs = (batches.firstReadAtMs ?? 0) + config.maximumBatchingWindowMs - nowMs();
       if (batches.room > 0 && !shard.ended && windowLeftMs > 0) return { waitMs: Math.min(pollIntervalMs, windowLeftMs) };
@@ -160,11 +164,13 @@ export function startDynamoDbStreamEventSource(options: DynamoDbStreamEventSourc
     const context = createLambdaContext({ functionName, timeoutMs: functionTimeoutMs, nowMs });
     const startedAtMs = nowMs();
     counters.invocations += 1;
+    countEvents('InvokedEventCount', batch.records.length);
     counters.inFlight += 1;
     const result = await running.invoke(handler, event, context, functionTimeoutMs + config.initPhaseLimitMs);
     counters.inFlight -= 1;
     counters[outcomeCounters[result.status]] += 1;
     let next: Settlement | 'none' = 'none';
+    let processed = 0;
     if (result.status !== 'abandoned') {
       for (const entry of batch.records) {
         entry.invokeCount += 1;
@@ -175,9 +181,11 @@ export function startDynamoDbStreamEventSource(options: DynamoDbStreamEventSourc
         : { kind: 'failed' as const };
       const bufferedBefore = shard.batches.buffered;
       next = shard.batches.settle(batch, verdict);
-      counters.recordsProcessed += bufferedBefore - shard.batches.buffered;
+      processed = bufferedBefore - shard.batches.buffered;
+      counters.recordsProcessed += processed;
       if (next === 'bisect') counters.bisections += 1;
     }
+    countEvents('FailedInvokeEventCount', batch.records.length - processed);
     try {
       options.onInvocation?.({
         awsRequestId: context.awsRequestId,
@@ -228,6 +236,7 @@ export function startDynamoDbStreamEventSource(options: DynamoDbStreamEventSourc
     }
     shard.batches.skip(batch);
     counters.recordsDiscarded += batch.records.length;
+    countEvents(config.onFailure ? 'OnFailureDestinationDeliveredEventCount' : 'DroppedEventCount', batch.records.length);
   }
 
   /** One shard, strictly in order: one batch at a time until the shard ends or the mapping stops. */

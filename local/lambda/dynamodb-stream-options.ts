@@ -4,6 +4,7 @@ import type { Context, DynamoDBStreamEvent } from 'aws-lambda';
 import { LOCAL_REGION } from '../engines/engine.ts';
 import { MAX_FUNCTION_TIMEOUT_MS } from './context.ts';
 import type { Settlement } from './dynamodb-stream-batches.ts';
+import type { EventCountListener } from './event-counts.ts';
 import { withDefaults } from '../../shared/options/index.ts';
 
 /** One DynamoDB stream event source mapping: the stream, the function, and the mapping's settings from the template. */
@@ -53,6 +54,12 @@ export interface DynamoDbStreamEventSourceOptions {
   readonly pollIntervalMs?: number;
   /** Called after each invocation has been settled. @default - nothing is reported */
   readonly onInvocation?: (summary: StreamInvocationSummary) => void;
+  /**
+   * Called with the mapping's event counts as they happen (Lambda's `MetricsConfig` EventCount
+   * metrics): events polled, invoked, failed, dropped and delivered to the on-failure destination.
+   * @default - nothing is reported
+   */
+  readonly onEventCount?: EventCountListener;
   /** Called when a DescribeStream, read or on-failure report fails; polling goes on. @default - one line on stderr */
   readonly onError?: (error: unknown) => void;
   /** Clock for durations, batching windows, record ages and the handler's countdown. @default Date.now */

@@ -33,8 +33,8 @@ export interface FunctionRuntimeOptions {
   readonly onOutput?: (line: string, functionName: string) => void;
   /** Mutable so a running cloud can turn faults on and off. @default {} */
   readonly faults?: FunctionFaults;
-  /** After every invocation that reached a sandbox: how long it ran and how it failed, if it did (Lambda's own metrics). */
-  readonly onInvoked?: (report: { readonly functionName: string; readonly durationMs: number; readonly error?: InvocationError }) => void;
+  /** After every invocation that reached a sandbox: what Lambda's own metrics of it need. */
+  readonly onInvoked?: (report: InvocationReport) => void;
   /** @default Math.random */
   readonly random?: () => number;
   /** How much of a cold start's Init is not charged to the invocation's timeout. @default INIT_PHASE_LIMIT_MS */
@@ -48,6 +48,16 @@ export interface FunctionRuntimeOptions {
  * the function timeout.
  */
 export const INIT_PHASE_LIMIT_MS = 10_000;
+
+/** One invocation that reached a sandbox, as Lambda's own metrics see it. */
+export interface InvocationReport {
+  readonly functionName: string;
+  readonly durationMs: number;
+  /** How it failed, if it did. */
+  readonly error?: InvocationError;
+  /** This runtime's sandboxes busy when the invocation got its own, itself included. */
+  readonly busySandboxes: number;
+}
 
 /** Thrown to the caller when an invocation failed the way Lambda reports it (timeout, crash). */
 export class InvocationError extends Error {
@@ -97,11 +107,12 @@ export class FunctionRuntime {
     // top, because Lambda starts the function timeout after Init.
     const requestedMs = Date.now();
     const { sandbox, cold } = await this.#acquire();
+    const busySandboxes = this.busySandboxes;
     const startedMs = Date.now();
     const initMs = cold ? Math.min(startedMs - requestedMs, this.options.initPhaseLimitMs ?? INIT_PHASE_LIMIT_MS) : 0;
     const deadlineMs = requestedMs + initMs + timeoutMs;
     const report = (error?: unknown) => this.options.onInvoked?.({
-      functionName: this.options.functionName, durationMs: Date.now() - startedMs,
+      functionName: this.options.functionName, durationMs: Date.now() - startedMs, busySandboxes,
       ...(error instanceof InvocationError ? { error } : {}),
     });
     try {
@@ -161,6 +172,11 @@ export class FunctionRuntime {
       await this.#kill(sandbox);
       throw error;
     }
+  }
+
+  /** Sandboxes serving an invocation now (or starting for one): the runtime's concurrent executions. */
+  get busySandboxes(): number {
+    return [...this.#all].filter((sandbox) => sandbox.busy).length;
   }
 
   /** Terminates every sandbox; in-flight invocations fail. */

@@ -6,6 +6,7 @@ import type { Context, SQSEvent } from 'aws-lambda';
 import { createLambdaContext, MAX_FUNCTION_TIMEOUT_MS } from './context.ts';
 import { invokeWithTimeout, type InvocationResult } from './invoke.ts';
 import { failedRecordIds, toSqsRecord } from './sqs-records.ts';
+import { eventCounter, type EventCountListener } from './event-counts.ts';
 import { withDefaults } from '../../shared/options/index.ts';
 
 /** Longest long poll, in seconds: short, so that stop() never waits long on a receive. */
@@ -49,6 +50,11 @@ export interface SqsEventSourceOptions {
   readonly reportBatchItemFailures?: boolean;
   /** Called after each invocation has been settled with the queue. @default - nothing is reported */
   readonly onInvocation?: (summary: InvocationSummary) => void;
+  /**
+   * Called with the mapping's event counts as they happen (Lambda's `MetricsConfig` EventCount
+   * metrics): events polled, invoked, failed and deleted. @default - nothing is reported
+   */
+  readonly onEventCount?: EventCountListener;
   /** Called when a poll, delete or release fails; polling goes on. @default - one line on stderr */
   readonly onError?: (error: unknown) => void;
   /** Clock for durations, batching windows and the handler's countdown. @default Date.now */
@@ -125,6 +131,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
   const reportError = (error: unknown) => {
     try { (options.onError ?? logError)(error); } catch (callbackError) { logError(callbackError); }
   };
+  const countEvents = eventCounter(options.onEventCount, reportError);
   const awsRegion = queueArn.split(':')[3] ?? '';
   const counters = { invocations: 0, ok: 0, errors: 0, timeouts: 0, abandoned: 0, messagesDeleted: 0, inFlight: 0, maxObservedConcurrency: 0 };
   const stopping = new AbortController();
@@ -145,6 +152,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
         MessageSystemAttributeNames: ['All'],
         MessageAttributeNames: ['All'],
       }));
+      countEvents('PolledEventCount', Messages.length);
       batch.push(...Messages);
       if (batch.length === 0 || windowMs === 0) break;
       windowEndsAtMs ??= nowMs() + windowMs;
@@ -159,6 +167,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     const context = createLambdaContext({ functionName, timeoutMs: functionTimeoutMs, nowMs });
     const startedAtMs = nowMs();
     counters.invocations += 1;
+    countEvents('InvokedEventCount', records.length);
     counters.inFlight += 1;
     counters.maxObservedConcurrency = Math.max(counters.maxObservedConcurrency, counters.inFlight);
     const result = await new Promise<Settled>((resolve) => {
@@ -173,12 +182,14 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
       ? failedRecordIds(result.response, records, config.reportBatchItemFailures)
       : new Set(records.map((record) => record.messageId));
     counters[outcomeCounters[result.status]] += 1;
+    countEvents('FailedInvokeEventCount', failedIds.size);
     const settled = records.filter((record) => !failedIds.has(record.messageId));
     await inChunks(settled, async (chunk) => {
       const { Successful = [] } = await sqs.send(new DeleteMessageBatchCommand({
         QueueUrl: queueUrl, Entries: chunk.map((record, index) => ({ Id: `m${index}`, ReceiptHandle: record.receiptHandle })),
       }));
       counters.messagesDeleted += Successful.length;
+      countEvents('DeletedEventCount', Successful.length);
     });
     options.onInvocation?.({
       awsRequestId: context.awsRequestId,
