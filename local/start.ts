@@ -5,15 +5,20 @@
  *   npm start                  engines + local cloud + demo (3,000 jobs over a minute)
  *   npm start -- --no-demo     engines + local cloud only
  *   npm start -- --jobs 500 --duration 20 --crash-rate 0.05 --timeout-rate 0.02
+ *   npm start -- --console-port 8080   the console on a fixed port (default: a free one, printed)
  *
  * Ctrl-C (or SIGTERM) drains gracefully: polling stops, in-flight invocations finish (unfinished
  * messages reappear later), then the engines stop and the process exits 0.
  */
 import { parseArgs } from 'node:util';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { engineEnvironment, LOCAL_CREDENTIALS, LOCAL_REGION, startEngines } from './engines/index.ts';
 import { startWorkloadFakes } from './external-api/index.ts';
-import { WORKLOADS } from '../workloads/registry.ts';
+import { JOB_CATALOG, WORKLOADS } from '../workloads/registry.ts';
+import { serveConsole } from './console/server.ts';
+import type { LocalEndpoint } from './http.ts';
 import { startLocalCloud, type LocalCloud } from './cloud/index.ts';
 import { runDemo } from './demo/run.ts';
 import { demoWorkload } from './demo/workload.ts';
@@ -27,6 +32,7 @@ const { values: flags } = parseArgs({
     'crash-rate': { type: 'string', default: '0' },
     'timeout-rate': { type: 'string', default: '0' },
     'exit-after-demo': { type: 'boolean', default: false },
+    'console-port': { type: 'string', default: '0' },
   },
 });
 const log = (line = '') => process.stdout.write(`${line}\n`);
@@ -44,11 +50,13 @@ const fakes = await startWorkloadFakes(WORKLOADS);
 for (const [setting, api] of fakes.apis) log(`  fake      ${api.url}  ${setting} (${api.description})`);
 
 let cloud: LocalCloud | undefined;
+let consoleEndpoint: LocalEndpoint | undefined;
 let shuttingDown = false;
 const shutdown = async (signal: string) => {
   if (shuttingDown) return;
   shuttingDown = true;
   log(`\n${signal}: draining — polling stopped, letting in-flight invocations finish ...`);
+  await consoleEndpoint?.stop();
   await cloud?.stop({ graceMs: 10_000 }).catch((error: unknown) => log(`  (cloud stop: ${String(error)})`));
   removeLocalCloudFile();
   await fakes.stop();
@@ -85,6 +93,10 @@ for (const check of cloud.preTrafficChecks) log(`  pre-traffic check  ${check.ho
 log(`  (not emulated: ${resources.ignoredTypes.join(', ')})`);
 
 log(`  cloudwatch ${cloud.cloudWatchUrl}  (metrics the functions logged as EMF: GetMetricData, ListMetrics; the stack's alarms: DescribeAlarms)`);
+const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: engines.sqs.endpoint });
+const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: engines.dynamodb.endpoint }));
+consoleEndpoint = await serveConsole({ cloud, sqs, documents, catalog: JOB_CATALOG, port: Number(flags['console-port']) });
+log(`  console   ${consoleEndpoint.url}  (the stack's CloudWatch dashboard, alarms, deployments and dead letters, live)`);
 writeLocalCloudFile({
   pid: process.pid,
   stackName: resources.stackName,
@@ -93,7 +105,6 @@ writeLocalCloudFile({
   outputs: resources.outputs,
   startedAt: new Date().toISOString(),
 });
-const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: engines.sqs.endpoint });
 const outputs = resources.outputs;
 if (!flags['no-demo']) {
   const jobs = Number(flags.jobs);

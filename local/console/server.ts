@@ -1,0 +1,115 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { widgetData, type MetricWidgetProperties } from '../cloudwatch/index.ts';
+import type { LocalCloud } from '../cloud/index.ts';
+import { listenLocal, readBody, type LocalEndpoint } from '../http.ts';
+import { describeDeadLetter } from '../../shared/operations/dlq-messages.ts';
+import { listDeadLetters, replayDeadLetters, type DlqLocation } from '../../shared/operations/dlq.ts';
+import type { JobCatalog } from '../../shared/workloads/job-types.ts';
+
+export interface ConsoleOptions {
+  readonly cloud: LocalCloud;
+  /** Clients of the local engines, for the dead-letter views and replays. */
+  readonly sqs: SQSClient;
+  readonly documents: DynamoDBDocumentClient;
+  /** The job types a replayed payload must still validate against. */
+  readonly catalog: JobCatalog;
+  /** @default 0 - a free port */
+  readonly port?: number;
+}
+
+/** The page's own files and the charting library's, by the path they are served at: nothing else on disk is reachable. */
+const ASSETS: Record<string, { readonly file: URL; readonly type: string }> = {
+  '/': { file: new URL('./page/index.html', import.meta.url), type: 'text/html; charset=utf-8' },
+  '/console.js': { file: new URL('./page/console.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
+  '/console.css': { file: new URL('./page/console.css', import.meta.url), type: 'text/css; charset=utf-8' },
+  '/uplot.js': { file: new URL('../../node_modules/uplot/dist/uPlot.iife.min.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
+  '/uplot.css': { file: new URL('../../node_modules/uplot/dist/uPlot.min.css', import.meta.url), type: 'text/css; charset=utf-8' },
+};
+
+/** Longest window a dashboard is asked for (CloudWatch's own default is 3 hours; a local run is shorter). */
+const MAX_RANGE_SECONDS = 3 * 3600;
+
+/**
+ * The local console: the stack's own CloudWatch dashboard (the synthesized
+ * `AWS::CloudWatch::Dashboard` body, every widget in its layout) drawn live from the local
+ * metrics, next to the alarms with their history, the deployments' timelines and the dead
+ * letters (list by reason, one message, replay with a dry run first). It is a read-mostly view of
+ * the running local cloud; the only write is a confirmed replay, through the same code as
+ * `ballast dlq replay`.
+ */
+export function serveConsole(options: ConsoleOptions): Promise<LocalEndpoint> {
+  return listenLocal((request, response) => handle(options, request, response), options.port ?? 0);
+}
+
+async function handle(options: ConsoleOptions, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://console');
+  const asset = ASSETS[url.pathname];
+  if (asset && request.method === 'GET') {
+    response.writeHead(200, { 'content-type': asset.type, 'cache-control': 'no-cache' });
+    response.end(await readFile(fileURLToPath(asset.file)));
+    return;
+  }
+  const { cloud } = options;
+  const location: DlqLocation = {
+    sqs: options.sqs, deadLetterQueueUrl: cloud.resources.outputs.JobsDeadLetterQueueUrl ?? '', defaultSourceQueueUrl: cloud.resources.outputs.JobsQueueUrl ?? '',
+  };
+  const route = `${request.method} ${url.pathname}`;
+  switch (route) {
+    case 'GET /api/dashboards':
+      return json(response, 200, {
+        stackName: cloud.resources.stackName,
+        dashboards: cloud.resources.dashboards,
+        metricNowMs: cloud.metrics.clock(),
+      });
+    case 'GET /api/dashboard-data': {
+      const index = Number(url.searchParams.get('dashboard') ?? 0);
+      const dashboard = cloud.resources.dashboards[index];
+      if (!dashboard || !('body' in dashboard)) return json(response, 404, { message: `no drawable dashboard ${index}` });
+      const periodSeconds = Number(url.searchParams.get('periodSeconds') ?? 10);
+      const rangeSeconds = Math.min(Number(url.searchParams.get('rangeSeconds') ?? 900), MAX_RANGE_SECONDS);
+      if (!(periodSeconds >= 1 && rangeSeconds >= periodSeconds)) return json(response, 400, { message: 'periodSeconds must be at least 1 and rangeSeconds at least periodSeconds' });
+      const endMs = cloud.metrics.clock();
+      const window = { startMs: endMs - rangeSeconds * 1000, endMs, periodSeconds };
+      const widgets = (dashboard.body.widgets as { type?: string; properties?: MetricWidgetProperties }[] | undefined) ?? [];
+      return json(response, 200, {
+        endMs,
+        widgets: widgets.map((widget) => (widget.type === 'metric' ? widgetData(widget.properties ?? {}, cloud.metrics.series, window) : null)),
+      });
+    }
+    case 'GET /api/alarms':
+      return json(response, 200, { alarms: cloud.alarms.statuses(), history: cloud.alarms.history(), metricNowMs: cloud.metrics.clock() });
+    case 'GET /api/deployments':
+      return json(response, 200, { deployments: cloud.deployments() });
+    case 'GET /api/dead-letters': {
+      const listing = await listDeadLetters(location);
+      return json(response, 200, { ...listing, messages: listing.messages.map(describeDeadLetter) });
+    }
+    case 'POST /api/dead-letters/replay': {
+      const body = JSON.parse((await readBody(request)) || '{}') as { messageIds?: string[]; reasons?: string[]; dryRun?: boolean; confirm?: boolean };
+      const filter = { messageIds: body.messageIds, reasons: body.reasons };
+      if (!filter.messageIds?.length && !filter.reasons?.length) return json(response, 400, { message: 'choose what to replay: messageIds or reasons' });
+      // A replay sends jobs again: the page shows the dry run's decisions first and asks before the real one.
+      if (body.dryRun === false && body.confirm !== true) return json(response, 400, { message: 'a replay needs confirm: true after its dry run' });
+      const report = await replayDeadLetters(location, {
+        filter, documents: options.documents, controlTableName: cloud.resources.outputs.ControlTableName ?? '', catalog: options.catalog, dryRun: body.dryRun !== false,
+      });
+      return json(response, 200, report);
+    }
+    default:
+      if (request.method === 'GET' && url.pathname.startsWith('/api/dead-letters/')) {
+        const messageId = decodeURIComponent(url.pathname.slice('/api/dead-letters/'.length));
+        const letter = (await listDeadLetters(location, { messageIds: [messageId] })).messages[0];
+        return letter ? json(response, 200, describeDeadLetter(letter)) : json(response, 404, { message: `no dead letter ${messageId}` });
+      }
+      return json(response, 404, { message: `no ${route}` });
+  }
+}
+
+function json(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  response.end(JSON.stringify(body));
+}

@@ -1,0 +1,145 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startLocalCloud } from '../../local/cloud/index.ts';
+import { serveConsole } from '../../local/console/server.ts';
+import { runDemo } from '../../local/demo/run.ts';
+import { startWorkloadFakes } from '../../local/external-api/index.ts';
+import type { LocalEndpoint } from '../../local/http.ts';
+import { createEnvelope } from '../../shared/envelope/index.ts';
+import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
+import { useEngines } from '../helpers/engines.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/** Debian's chromium, which `.ci/run` installs; without it here the test says how to get it. */
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOT = fileURLToPath(new URL('../../bench/results/console.png', import.meta.url));
+
+/** What the page says about every widget: its index, type, title and drawn state (`data`, `no-data`, `text`, `loading`). */
+async function widgetStates(page: Page) {
+  return page.$$eval('.widget', (elements) => elements.map((element) => ({
+    index: Number(element.getAttribute('data-widget-index')),
+    type: element.getAttribute('data-widget-type'),
+    state: element.getAttribute('data-state'),
+    title: element.querySelector('h3')?.textContent ?? '',
+    errors: element.querySelector('.errors')?.textContent ?? '',
+    canvas: element.querySelector('canvas') !== null,
+  })));
+}
+
+describe('the local console in a real browser (chromium)', () => {
+  const local = useEngines();
+  let browser: Browser;
+  before(async () => {
+    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  });
+  after(async () => browser?.close());
+
+  it('draws every widget of the synthesized dashboard from the demo\'s traffic, shows a dead letter on click and replays after a dry run', async () => {
+    // GIVEN the shipped stack on the local cloud, its console, and the demo's traffic
+    const fakes = await startWorkloadFakes(WORKLOADS);
+    const cloud = await startLocalCloud({ engines: local.engines, context: fakes.settings });
+    let console: LocalEndpoint | undefined;
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    try {
+      console = await serveConsole({ cloud, sqs: local.sqs, documents: local.documents, catalog: JOB_CATALOG });
+      const demo = runDemo({ cloud, sqs: local.sqs, workloads: WORKLOADS, jobs: 400, durationMs: 15_000, log: () => undefined, isShuttingDown: () => false });
+      await page.goto(console.url);
+      const widgets = cloud.resources.dashboards[0];
+      assert.ok(widgets && 'body' in widgets, 'the dashboard resolves locally');
+      const synthesized = widgets.body.widgets as { type: string; properties?: { title?: string } }[];
+
+      // WHEN the demo's traffic reaches the queue and processing widgets
+      const hasData = async (title: string) => (await widgetStates(page)).some((w) => w.title === title && w.state === 'data');
+      await waitFor('the queue widget to show traffic', () => hasData('Message Count'), 60_000, 500);
+      await waitFor('the processing widget to show jobs', () => hasData('Jobs processed and duplicates suppressed'), 60_000, 500);
+      await demo;
+      await waitFor('the DLQ widget to show dead letters', () => hasData('DLQ: Message Count'), 30_000, 500);
+      await page.waitForTimeout(5_500); // one more refresh with the whole run in it
+
+      // THEN every widget of the synthesized dashboard is on the page, in order, drawn
+      const states = await widgetStates(page);
+      assert.equal(states.length, synthesized.length, 'one element per synthesized widget');
+      assert.deepEqual(states.map((w) => w.type), synthesized.map((w) => w.type));
+      for (const widget of states) {
+        assert.ok(['data', 'no-data', 'text'].includes(widget.state ?? ''), `widget ${widget.index} "${widget.title}" is ${widget.state}`);
+        assert.equal(widget.errors, '', `widget ${widget.index} "${widget.title}": every query is answered locally`);
+        if (widget.type === 'metric' && widget.state === 'data') assert.ok(widget.canvas, `widget ${widget.index} "${widget.title}" has a chart`);
+      }
+      // AND a widget is drawn with data exactly when the local metrics have datapoints for it
+      const answered = await (await fetch(`${console.url}/api/dashboard-data?periodSeconds=10&rangeSeconds=300`)).json() as { widgets: ({ lines: { points: unknown[] }[] } | null)[] };
+      for (const widget of states.filter((w) => w.type === 'metric')) {
+        const points = answered.widgets[widget.index]?.lines.reduce((sum, line) => sum + line.points.length, 0) ?? 0;
+        assert.equal(widget.state, points > 0 ? 'data' : 'no-data', `widget ${widget.index} "${widget.title}"`);
+      }
+      const withData = states.filter((w) => w.type === 'metric' && w.state === 'data').map((w) => w.title);
+      for (const title of ['Message Count', 'Producer vs Consumer (rate)', 'Jobs queue: receives vs deletes (gap = redeliveries)', 'Worker duration p99 vs timeout',
+        'Jobs processed and duplicates suppressed', 'Duplicate rate', 'Jobs sent to the DLQ by reason', 'Invalidation lag (commit to tombstone)', 'Cache hit ratio']) {
+        assert.ok(withData.includes(title), `"${title}" is drawn with data; with data: ${withData.join(' | ')}`);
+      }
+      assert.ok(states.some((w) => w.type === 'alarm' && w.state === 'data'), 'the alarm widget shows every alarm\'s state');
+      mkdirSync(fileURLToPath(new URL('../../bench/results/', import.meta.url)), { recursive: true });
+      await page.screenshot({ path: SCREENSHOT });
+
+      // WHEN an operator opens the dead letters and clicks one
+      await page.click('nav button[data-tab="dead-letters"]');
+      await page.waitForSelector('#dlq-messages tbody tr', { timeout: 10_000 });
+      const messageId = await page.$eval('#dlq-messages tbody tr', (row) => row.getAttribute('data-message-id') ?? '');
+      await page.click('#dlq-messages tbody tr');
+      // THEN `dlq show` is what the page shows
+      await page.waitForFunction(`document.querySelector('#dlq-detail-json')?.textContent?.includes(${JSON.stringify(messageId)})`, undefined, { timeout: 10_000 });
+      const shown = JSON.parse(await page.$eval('#dlq-detail-json', (pre) => pre.textContent ?? '{}')) as { messageId: string; reason: string };
+      assert.equal(shown.messageId, messageId);
+
+      // WHEN they replay the dead letters of one reason: a dry run first, and only a confirmation sends
+      const reason = await page.$eval('#dlq-reasons [data-replay-reason]', (button) => button.getAttribute('data-replay-reason') ?? '');
+      const before = (await (await fetch(`${console.url}/api/dead-letters`)).json() as { reasons: { reason: string; count: number }[] }).reasons.find((r) => r.reason === reason)?.count;
+      await page.click(`#dlq-reasons [data-replay-reason="${reason}"]`);
+      await page.waitForSelector('#replay-plan tbody tr', { timeout: 10_000 });
+      assert.match(await page.$eval('#replay-what', (e) => e.textContent ?? ''), /dry run/);
+      const afterDryRun = (await (await fetch(`${console.url}/api/dead-letters`)).json() as { reasons: { reason: string; count: number }[] }).reasons.find((r) => r.reason === reason)?.count;
+      assert.equal(afterDryRun, before, 'the dry run changed nothing');
+      await page.click('#replay-confirm');
+      await page.waitForFunction(`/replayed \\d+ of \\d+/.test(document.querySelector('#replay-result')?.textContent ?? '')`, undefined, { timeout: 20_000 });
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await page.close();
+      await console?.stop();
+      await cloud.stop({ graceMs: 2_000 });
+      await fakes.stop();
+    }
+  });
+
+  it('a widget added to the dashboard in the CDK app appears in the console, with no change under local/', async () => {
+    // GIVEN an app whose dashboard has one more widget than the shipped one
+    const fakes = await startWorkloadFakes(WORKLOADS);
+    const cloud = await startLocalCloud({
+      engines: local.engines, context: fakes.settings, appFile: fileURLToPath(new URL('../fixtures/app-with-extra-worker.ts', import.meta.url)),
+    });
+    let console: LocalEndpoint | undefined;
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    try {
+      console = await serveConsole({ cloud, sqs: local.sqs, documents: local.documents, catalog: JOB_CATALOG });
+      const audit = cloud.resources.queues.find((queue) => queue.logicalId.startsWith('AuditQueue'));
+      assert.ok(audit);
+      await local.sqs.send(new SendMessageCommand({
+        QueueUrl: audit.url, MessageBody: JSON.stringify(createEnvelope({ type: 'account.credit', resourceId: 'acc-console', payload: { amount: 1 } })),
+      }));
+      // WHEN the console is opened THEN the new widget is there, drawn from the audit queue's metrics
+      await page.goto(console.url);
+      await waitFor('the added widget to show the audit queue', async () => (await widgetStates(page))
+        .some((w) => w.title === 'Audit queue: sent and deleted' && w.state === 'data'), 30_000, 500);
+    } finally {
+      await page.close();
+      await console?.stop();
+      await cloud.stop({ graceMs: 2_000 });
+      await fakes.stop();
+    }
+  });
+});
