@@ -12,12 +12,10 @@
  */
 import { parseArgs } from 'node:util';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { engineEnvironment, LOCAL_CREDENTIALS, LOCAL_REGION, startEngines } from './engines/index.ts';
 import { startWorkloadFakes } from './external-api/index.ts';
 import { JOB_CATALOG, WORKLOADS } from '../workloads/registry.ts';
-import { serveConsole } from './console/server.ts';
+import { serveConsoleOf } from './console/index.ts';
 import type { LocalEndpoint } from './http.ts';
 import { startLocalCloud, type LocalCloud } from './cloud/index.ts';
 import { runDemo } from './demo/run.ts';
@@ -93,9 +91,7 @@ for (const check of cloud.preTrafficChecks) log(`  pre-traffic check  ${check.ho
 log(`  (not emulated: ${resources.ignoredTypes.join(', ')})`);
 
 log(`  cloudwatch ${cloud.cloudWatchUrl}  (metrics the functions logged as EMF: GetMetricData, ListMetrics; the stack's alarms: DescribeAlarms)`);
-const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: engines.sqs.endpoint });
-const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: engines.dynamodb.endpoint }));
-consoleEndpoint = await serveConsole({ cloud, sqs, documents, catalog: JOB_CATALOG, port: Number(flags['console-port']) });
+consoleEndpoint = await serveConsoleOf(cloud, engines, JOB_CATALOG, Number(flags['console-port']));
 log(`  console   ${consoleEndpoint.url}  (the stack's CloudWatch dashboard, alarms, deployments and dead letters, live)`);
 writeLocalCloudFile({
   pid: process.pid,
@@ -105,6 +101,7 @@ writeLocalCloudFile({
   outputs: resources.outputs,
   startedAt: new Date().toISOString(),
 });
+const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: engines.sqs.endpoint });
 const outputs = resources.outputs;
 if (!flags['no-demo']) {
   const jobs = Number(flags.jobs);

@@ -1,6 +1,9 @@
 /**
  * `npm run rehearse -- --from <git-ref> [--to <git-ref> | --to-dir <dir>] [--env staging]
- * [--time-scale 10] [--jobs 1200] [--expect promote|rollback] [--seed 7] [--out report.json]`
+ * [--time-scale 10] [--jobs 1200] [--expect promote|rollback] [--seed 7] [--out report.json] [--console-port 0]`
+ *
+ * While it runs, the local console (printed URL) shows the stack's dashboard, alarms and the
+ * deployment's timeline.
  *
  * Rehearses a worker upgrade on the local engines: v1 built from `--from` (a git worktree,
  * synthesized and bundled by its own CDK app), v2 from the working tree (or `--to` / `--to-dir`),
@@ -19,7 +22,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { engineEnvironment, LOCAL_REGION, startEngines, type LocalEngines } from '../engines/index.ts';
 import { startWorkloadFakes } from '../external-api/index.ts';
-import { WORKLOADS } from '../../workloads/registry.ts';
+import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
+import { serveConsoleOf } from '../console/index.ts';
+import type { LocalEndpoint } from '../http.ts';
 import { workloadSettings } from '../../shared/workloads/index.ts';
 import { writeLocalCloudFile } from '../../shared/discovery/index.ts';
 import { ENVIRONMENT_NAMES } from '../../infra/config.ts';
@@ -55,7 +60,7 @@ const parsed = (() => {
       options: {
         from: { type: 'string' }, to: { type: 'string' }, 'to-dir': { type: 'string' }, env: { type: 'string', default: 'staging' },
         'time-scale': { type: 'string', default: '10' }, jobs: { type: 'string', default: '1200' }, expect: { type: 'string' },
-        seed: { type: 'string', default: '7' }, out: { type: 'string' },
+        seed: { type: 'string', default: '7' }, out: { type: 'string' }, 'console-port': { type: 'string', default: '0' },
       },
     }).values;
   } catch (error) {
@@ -118,16 +123,22 @@ try {
   const settings = fakes.settings;
 
   const localFile = join(tmpdir(), `ballast-rehearse-${process.pid}.json`);
+  let consoleEndpoint: LocalEndpoint | undefined;
   const report = await rehearse({
     engines: engines as LocalEngines, from: { tree: from, stack: v1 }, to: { tree: to, stack: v2 }, apis: fakes.apis, settings,
     timeScale, jobs, seed, log,
-    onStarted: (cloud) => writeLocalCloudFile({
-      pid: process.pid, stackName: cloud.resources.stackName, region: LOCAL_REGION,
-      environment: { ...engineEnvironment(engines as LocalEngines), AWS_ENDPOINT_URL_CLOUDWATCH: cloud.cloudWatchUrl },
-      outputs: cloud.resources.outputs, startedAt: new Date().toISOString(),
-    }, localFile),
+    onStarted: async (cloud) => {
+      writeLocalCloudFile({
+        pid: process.pid, stackName: cloud.resources.stackName, region: LOCAL_REGION,
+        environment: { ...engineEnvironment(engines as LocalEngines), AWS_ENDPOINT_URL_CLOUDWATCH: cloud.cloudWatchUrl },
+        outputs: cloud.resources.outputs, startedAt: new Date().toISOString(),
+      }, localFile);
+      consoleEndpoint = await serveConsoleOf(cloud, engines as LocalEngines, JOB_CATALOG, Number(flags?.['console-port'] ?? 0));
+      log(`console: ${consoleEndpoint.url}  (the stack's dashboard, alarms, the deployment's timeline and dead letters, live while the rehearsal runs)`);
+    },
     atEnd: async () => doctor(localFile),
   });
+  await consoleEndpoint?.stop();
   rmSync(localFile, { force: true });
   log('');
   for (const line of formatReport(report, expect)) log(line);
