@@ -24,6 +24,11 @@ describe('npm start', () => {
       assert.equal(complete[1], complete[2], 'every demo job is processed, suppressed as a duplicate, or dead-lettered with its reason');
       assert.equal(complete[2], '300');
       assert.match(output, /DLQ\s+\d+ \(.*invalid-envelope.*incompatible-version|DLQ\s+\d+ \(.*incompatible-version.*invalid-envelope/);
+      // AND the console it printed serves the stack's dashboard
+      const consoleUrl = /console\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+      assert.ok(consoleUrl, 'the console URL is printed');
+      const dashboards = await (await fetch(`${consoleUrl}/api/dashboards`)).json() as { dashboards: { name: string; body?: unknown }[] };
+      assert.deepEqual(dashboards.dashboards.map((d) => [d.name, d.body !== undefined]), [['ballast-local', true]]);
 
       app.kill('SIGINT');
       assert.equal(await exitOf(app, 30_000), 0);
