@@ -1,10 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startLocalCloud } from '../../local/cloud/index.ts';
+import { synthesize } from '../../local/cloud/assembly.ts';
 import { serveConsole } from '../../local/console/server.ts';
 import { runDemo } from '../../local/demo/run.ts';
 import { startWorkloadFakes } from '../../local/external-api/index.ts';
@@ -139,12 +140,11 @@ describe('the local console in a real browser (chromium)', { skip: browserMissin
     }
   });
 
-  it('a widget added to the dashboard in the CDK app appears in the console, with no change under local/', async () => {
+  it('a widget added to the dashboard in the CDK app appears in the console, with no change under local/; a deployment shows its timeline', async () => {
     // GIVEN an app whose dashboard has one more widget than the shipped one
     const fakes = await startWorkloadFakes(WORKLOADS);
-    const cloud = await startLocalCloud({
-      engines: local.engines, context: fakes.settings, appFile: fileURLToPath(new URL('../fixtures/app-with-extra-worker.ts', import.meta.url)),
-    });
+    const fixtureApp = fileURLToPath(new URL('../fixtures/app-with-extra-worker.ts', import.meta.url));
+    const cloud = await startLocalCloud({ engines: local.engines, context: fakes.settings, appFile: fixtureApp });
     let console: LocalEndpoint | undefined;
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     try {
@@ -158,6 +158,21 @@ describe('the local console in a real browser (chromium)', { skip: browserMissin
       await page.goto(console.url);
       await waitFor('the added widget to show the audit queue', async () => (await widgetStates(page))
         .some((w) => w.title === 'Audit queue: sent and deleted' && w.state === 'data'), 30_000, 500);
+
+      // WHEN the same app with a new worker version is deployed (env=local deploys all at once)
+      const [next] = await synthesize({ appFile: fixtureApp, context: { env: 'local', workerVersion: 'extra-test-2', ...fakes.settings } });
+      assert.ok(next);
+      try {
+        await page.click('nav button[data-tab="deployments"]');
+        const outcome = await cloud.updateStack(next);
+        assert.equal(outcome.status, 'UPDATE_COMPLETE');
+        // THEN the Deployments tab shows its timeline: the hooks, the traffic shift, the end
+        await waitFor('the update\'s timeline', async () => /UPDATE_COMPLETE/.test(await page.$eval('#deployment-list', (e) => e.textContent ?? '')), 15_000, 250);
+        const timeline = await page.$eval('#deployment-list .timeline', (e) => e.textContent ?? '');
+        for (const kind of ['hook', 'shift', 'end']) assert.match(timeline, new RegExp(`\\b${kind}\\b`), timeline);
+      } finally {
+        rmSync(next.assemblyDir, { recursive: true, force: true });
+      }
     } finally {
       await page.close();
       await console?.stop();
