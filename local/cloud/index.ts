@@ -16,6 +16,7 @@ import { serveFunctionUrl } from './function-url.ts';
 import { serveCodeDeploy } from './codedeploy-endpoint.ts';
 import { serveLambda } from './lambda-endpoint.ts';
 import { MetricsCollector } from './metrics.ts';
+import { serveMeasuredDynamoDb } from './measured-dynamodb.ts';
 import { eventCountRecorder, recordLambdaMetrics } from './lambda-metrics.ts';
 import { provision, type LocalResources } from './provision.ts';
 import { LocalAlarms, metricClock, sampleQueueMetrics, type AlarmTransition } from '../cloudwatch/index.ts';
@@ -64,7 +65,8 @@ export interface LocalCloudOptions {
   /**
    * Variables set in every function's environment over the engines' own, e.g. the chaos run's
    * `AWS_ENDPOINT_URL_DYNAMODB` pointing at a fault proxy (the cloud itself keeps using the engine).
-   * @default {}
+   * The functions' DynamoDB calls still pass the cloud's measuring hop first, which forwards them
+   * there. @default {}
    */
   readonly functionEnvironment?: Record<string, string>;
   /**
@@ -137,7 +139,8 @@ export interface LocalCloud {
  * The synthesized stack on the local engines, with Lambda semantics: synthesizes the CDK app with
  * `env=local`, creates its queues and tables, runs each function in worker-thread sandboxes with
  * its own resolved environment, polls its SQS and DynamoDB Streams mappings as Lambda does, and
- * serves its Function URLs. Nothing here names a resource of the stack.
+ * serves its Function URLs. The functions' DynamoDB requests give the tables' `AWS/DynamoDB`
+ * metrics (`measured-dynamodb.ts`). Nothing here names a resource of the stack.
  */
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const [stack, ...others] = options.stack ? [options.stack] : await synthesize({ appFile: options.appFile, context: { env: 'local', ...options.context } });
@@ -174,10 +177,13 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
   const codeDeploy = await serveCodeDeploy();
   const cloudWatch = await serveCloudWatch(metrics, 0, alarms);
-  const baseEnvironment = {
+  const directEnvironment: Record<string, string> = {
     ...engineEnvironment(options.engines), AWS_ENDPOINT_URL_LAMBDA: lambdaApi.url, AWS_ENDPOINT_URL_CODEDEPLOY: codeDeploy.url,
     AWS_ENDPOINT_URL_CLOUDWATCH: cloudWatch.url, ...options.functionEnvironment,
   };
+  // DynamoDB Local publishes no metrics: the functions' calls are measured on their way to it (or to a fault proxy).
+  const measuredDynamoDb = await serveMeasuredDynamoDb({ target: directEnvironment.AWS_ENDPOINT_URL_DYNAMODB ?? options.engines.dynamodb.endpoint, metrics });
+  const baseEnvironment = { ...directEnvironment, AWS_ENDPOINT_URL_DYNAMODB: measuredDynamoDb.url };
   /** Every runtime of every version, stopped with the cloud. */
   const allRuntimes: FunctionRuntime[] = [];
   const runtimeFor = (fn: LocalResources['functions'][number], version: string, code: PublishedCode = {}) => {
@@ -390,7 +396,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
           server.close(() => resolve());
         })));
         await Promise.all(allRuntimes.map((runtime) => runtime.stop()));
-        await Promise.all([lambdaApi.stop(), codeDeploy.stop(), cloudWatch.stop()]);
+        await Promise.all([lambdaApi.stop(), codeDeploy.stop(), cloudWatch.stop(), measuredDynamoDb.stop()]);
         dynamodb.destroy();
         streams.destroy();
         sqs.destroy();

@@ -7,3 +7,6 @@ export { evaluateExpression, UnsupportedExpressionError, type MathScope } from '
 export { MetricSeries, periodStart, statistic, type Datapoints, type MetricIdentity, type StatQuery } from './series.ts';
 export { searchMetrics } from './search.ts';
 export { widgetData, type MetricWidgetProperties, type WidgetData, type WidgetLine, type WidgetWindow } from './widget-data.ts';
+export {
+  askingConsumedCapacity, dynamoDbDatapoints, isMeasuredOperation, withoutConsumedCapacity, type DynamoDbDatapoint, type DynamoDbExchange,
+} from './dynamodb-metrics.ts';

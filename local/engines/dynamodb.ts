@@ -41,3 +41,11 @@ export async function startDynamoDb(options: { port?: number; startTimeoutMs?: n
   }
   return { name: 'dynamodb', endpoint, port, pid: proc.pid, stop: () => proc.stop() };
 }
+
+/** What precedes the operation in a DynamoDB request's `X-Amz-Target` header (JSON 1.0 protocol). */
+export const DYNAMODB_TARGET_PREFIX = 'DynamoDB_20120810.';
+
+/** The operation (`GetItem`, `TransactWriteItems`...) a DynamoDB request names in its `X-Amz-Target`, for the proxies in front of DynamoDB Local. */
+export function dynamoDbOperation(target: string | string[] | undefined): string | undefined {
+  return typeof target === 'string' && target.startsWith(DYNAMODB_TARGET_PREFIX) ? target.slice(DYNAMODB_TARGET_PREFIX.length) : undefined;
+}

@@ -3,7 +3,7 @@ import { startRedis } from './redis.ts';
 import { startSqs, type SqsEngine } from './sqs.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type Engine } from './engine.ts';
 
-export { startDynamoDb, dynamoDbLocalDir } from './dynamodb.ts';
+export { DYNAMODB_TARGET_PREFIX, dynamoDbLocalDir, dynamoDbOperation, startDynamoDb } from './dynamodb.ts';
 export { startRedis } from './redis.ts';
 export { oldestMessageSentAtMs, queueDepth, startSqs, type QueueActivity, type SqsEngine } from './sqs.ts';
 export { freePort } from './readiness.ts';

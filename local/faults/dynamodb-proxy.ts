@@ -19,10 +19,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
-import { listenLocal } from '../http.ts';
+import { httpRelay, listenLocal, parseJsonBody, readBytes, sendReply, withoutHopByHop, type HttpReply } from '../http.ts';
+import { DYNAMODB_TARGET_PREFIX, dynamoDbOperation } from '../engines/index.ts';
 import { withDefaults } from '../../shared/options/index.ts';
 import { TransactionsInFlight } from './transaction-conflicts.ts';
 
@@ -102,10 +103,7 @@ export interface DynamoDbFaultProxy {
 
 const defaults = { stallMs: 2_000, random: Math.random } as const;
 
-const TARGET_PREFIX = 'DynamoDB_20120810.';
 const NAMESPACE = 'com.amazonaws.dynamodb.v20120810';
-/** Headers that belong to one connection, not to the request or answer being relayed. */
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade'];
 
 /** The errors answered instead of forwarding, as DynamoDB sends them. */
 const ERROR_REPLIES = {
@@ -119,12 +117,6 @@ const ERROR_REPLIES = {
   },
   internalServerError: { status: 500, type: `${NAMESPACE}#InternalServerError`, message: 'Internal server error' },
 } as const;
-
-interface Reply {
-  readonly status: number;
-  readonly headers: Record<string, string | string[]>;
-  readonly body: Buffer;
-}
 
 /**
  * Starts the proxy on a free loopback port.
@@ -151,7 +143,7 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
   const stopping = new AbortController();
   // Every in-flight forward and stall listens to it; a busy chaos run has far more than 10.
   setMaxListeners(0, stopping.signal);
-  const agent = new Agent({ keepAlive: true });
+  const relay = httpRelay(target, stopping.signal);
   const inFlight = config.transactionConflicts ? new TransactionsInFlight() : undefined;
   const conflicts: Record<string, number> = {};
   const keySchemas = new Map<string, Promise<readonly string[]>>();
@@ -168,29 +160,21 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
 
   const describeKeySchema = async (tableName: string, headers: IncomingHttpHeaders): Promise<readonly string[]> => {
     const body = Buffer.from(JSON.stringify({ TableName: tableName }));
-    const reply = await post(body, { ...withoutHopByHop(headers), 'x-amz-target': `${TARGET_PREFIX}DescribeTable` });
-    const table = parseJson(reply.body) as { Table?: { KeySchema?: { AttributeName: string }[] } } | undefined;
+    const reply = await post(body, { ...withoutHopByHop(headers), 'x-amz-target': `${DYNAMODB_TARGET_PREFIX}DescribeTable` });
+    const table = parseJsonBody(reply.body) as { Table?: { KeySchema?: { AttributeName: string }[] } } | undefined;
     const names = table?.Table?.KeySchema?.map((key) => key.AttributeName);
     if (!names?.length) throw new Error(`DynamoDB fault proxy: no key schema for table ${tableName}: ${reply.body.toString('utf8').slice(0, 200)}`);
     return names;
   };
 
-  const forward = (request: IncomingMessage, body: Buffer): Promise<Reply> =>
+  const forward = (request: IncomingMessage, body: Buffer): Promise<HttpReply> =>
     post(body, withoutHopByHop(request.headers), request.method, request.url);
 
-  const post = (body: Buffer, headers: Record<string, string | string[]>, method = 'POST', path = '/'): Promise<Reply> => new Promise((resolve, reject) => {
-    const upstream = httpRequest({
-      hostname: target.hostname, port: target.port, method, path, agent, signal: stopping.signal,
-      headers: { ...headers, host: target.host, 'content-length': String(body.length) },
-    }, (answer) => {
-      readAll(answer).then((answerBody) => {
-        forwarded += 1;
-        resolve({ status: answer.statusCode ?? 502, headers: withoutHopByHop(answer.headers), body: answerBody });
-      }, reject);
-    });
-    upstream.on('error', reject);
-    upstream.end(body);
-  });
+  const post = async (body: Buffer, headers: Record<string, string | string[]>, method?: string, path?: string): Promise<HttpReply> => {
+    const reply = await relay.send(body, headers, method, path);
+    forwarded += 1;
+    return reply;
+  };
 
   const count = (kind: DynamoDbFaultKind, operation: string) => {
     counts[kind] += 1;
@@ -200,38 +184,38 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const body = await readAll(request);
-    const operation = operationOf(request.headers['x-amz-target']);
-    const parsed = operation === undefined ? undefined : parseJson(body);
+    const body = await readBytes(request);
+    const operation = dynamoDbOperation(request.headers['x-amz-target']);
+    const parsed = operation === undefined ? undefined : parseJsonBody(body);
     const eligible = operation !== undefined && (operations?.has(operation) ?? true) && (config.match?.(operation, parsed) ?? true);
     const fault = eligible ? drawFault(rates, config.random(), operation, parsed) : undefined;
     if (fault && operation !== undefined) count(fault.kind, operation);
     try {
-      if (fault?.kind === 'transactionConflict') return send(response, conflictReply(fault.items, [fault.conflictAt]));
-      if (fault && fault.kind in ERROR_REPLIES) return send(response, errorReply(ERROR_REPLIES[fault.kind as keyof typeof ERROR_REPLIES]));
+      if (fault?.kind === 'transactionConflict') return sendReply(response, conflictReply(fault.items, [fault.conflictAt]));
+      if (fault && fault.kind in ERROR_REPLIES) return sendReply(response, errorReply(ERROR_REPLIES[fault.kind as keyof typeof ERROR_REPLIES]));
       if (fault?.kind === 'stall') await delay(config.stallMs, undefined, { signal: stopping.signal });
       // Checked when the request reaches the service, so after a stall.
       const check = inFlight && operation !== undefined ? await inFlight.check(operation, parsed, keySchemaOf(request.headers)) : undefined;
       if (check && check.conflicting.length > 0) {
         conflicts[operation as string] = (conflicts[operation as string] ?? 0) + 1;
-        return send(response, operation === 'TransactWriteItems'
+        return sendReply(response, operation === 'TransactWriteItems'
           ? conflictReply(check.items, check.conflicting)
           : errorReply({ status: 400, type: `${NAMESPACE}#TransactionConflictException`, message: 'Transaction is ongoing for the item' }));
       }
       const release = check?.hold();
       const reply = await forward(request, body).finally(() => release?.());
       if (fault?.kind === 'lostResponse') return void request.socket.destroy();
-      send(response, reply);
+      sendReply(response, reply);
     } catch (error) {
       if (stopping.signal.aborted) return void request.socket.destroy();
       failed += 1;
-      send(response, errorReply({ status: 502, type: `${NAMESPACE}#InternalServerError`, message: `DynamoDB fault proxy: ${config.target} did not answer: ${String(error)}` }));
+      sendReply(response, errorReply({ status: 502, type: `${NAMESPACE}#InternalServerError`, message: `DynamoDB fault proxy: ${config.target} did not answer: ${String(error)}` }));
     }
   };
 
   // Only a throwing `match` or a client gone mid-body gets here.
   const server = await listenLocal((request, response) => handle(request, response).catch((error: unknown) => {
-    send(response, errorReply({ status: 500, type: `${NAMESPACE}#InternalServerError`, message: `DynamoDB fault proxy failed: ${String(error)}` }));
+    sendReply(response, errorReply({ status: 500, type: `${NAMESPACE}#InternalServerError`, message: `DynamoDB fault proxy failed: ${String(error)}` }));
   }));
   let stopped: Promise<void> | undefined;
   return {
@@ -244,7 +228,7 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
     stop: () => (stopped ??= (async () => {
       stopping.abort();
       await server.stop();
-      agent.destroy();
+      relay.close();
     })()),
   };
 }
@@ -312,47 +296,17 @@ function parseTarget(target: string): URL {
   return url;
 }
 
-function operationOf(header: string | string[] | undefined): string | undefined {
-  return typeof header === 'string' && header.startsWith(TARGET_PREFIX) ? header.slice(TARGET_PREFIX.length) : undefined;
-}
-
 function zeroCounts(): Record<DynamoDbFaultKind, number> {
   return Object.fromEntries(DYNAMODB_FAULT_KINDS.map((kind) => [kind, 0])) as Record<DynamoDbFaultKind, number>;
 }
 
-function parseJson(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-function readAll(stream: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.once('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-    stream.once('aborted', () => reject(new Error('connection closed before the body ended')));
-  });
-}
-
-function withoutHopByHop(headers: IncomingHttpHeaders): Record<string, string | string[]> {
-  const kept: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_BY_HOP.includes(name)) kept[name] = value;
-  }
-  return kept;
-}
-
 /** An error as DynamoDB writes it: JSON 1.0 body with `__type`, the type again in `x-amzn-ErrorType`. */
-function errorReply(error: { status: number; type: string; message: string }): Reply {
+function errorReply(error: { status: number; type: string; message: string }): HttpReply {
   return jsonReply(error.status, error.type, { __type: error.type, message: error.message });
 }
 
 /** DynamoDB's TransactionCanceledException: capitalised `Message`, one reason per item. */
-function conflictReply(items: number, conflictAt: readonly number[]): Reply {
+function conflictReply(items: number, conflictAt: readonly number[]): HttpReply {
   const reasons = Array.from({ length: items }, (_, index) => (conflictAt.includes(index)
     ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }
     : { Code: 'None' }));
@@ -364,7 +318,7 @@ function conflictReply(items: number, conflictAt: readonly number[]): Reply {
   });
 }
 
-function jsonReply(status: number, type: string, payload: object): Reply {
+function jsonReply(status: number, type: string, payload: object): HttpReply {
   const body = Buffer.from(JSON.stringify(payload));
   const [namespace, name] = type.split('#');
   return {
@@ -383,10 +337,4 @@ function jsonReply(status: number, type: string, payload: object): Reply {
 function requestId(): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
   return Array.from(randomBytes(52), (byte) => alphabet[byte % alphabet.length]).join('');
-}
-
-function send(response: ServerResponse, reply: Reply): void {
-  if (response.destroyed || response.headersSent) return;
-  response.writeHead(reply.status, { ...reply.headers, 'content-length': String(reply.body.length) });
-  response.end(reply.body);
 }

@@ -1,4 +1,5 @@
 import type { Context } from 'aws-lambda';
+import { InvocationError } from './function-runtime.ts';
 
 /** An async Lambda handler, as the Node.js 24 runtime calls it. */
 export type LambdaHandler<TEvent> = (event: TEvent, context: Context) => Promise<unknown>;
@@ -15,7 +16,9 @@ export type InvocationResult =
 /**
  * Calls `handler` the way the Lambda runtime does and reports how the invocation ended.
  *
- * When `timeoutMs` elapses first, the result is `timeout` and the handler's promise is abandoned,
+ * When `timeoutMs` elapses first, or the handler is a sandbox its runtime killed at the function
+ * timeout (an {@link InvocationError} of type `Timeout`), the result is `timeout`; the first way, the
+ * handler's promise is abandoned,
  * as when Lambda kills the sandbox: whatever it does later is ignored by the caller. (It cannot be
  * stopped in-process, so its side effects still happen, like those of a sandbox killed mid-write.)
  * A rejection that arrives after that is handled here, so it never becomes an unhandled rejection
@@ -52,7 +55,8 @@ export function invokeWithTimeout<TEvent>(
       },
       (error: unknown) => {
         clearTimeout(timer);
-        resolve({ status: 'error', error });
+        // A sandbox the runtime killed at its own deadline timed out, whichever clock noticed first.
+        resolve(error instanceof InvocationError && error.errorType === 'Timeout' ? { status: 'timeout' } : { status: 'error', error });
       },
     );
   });

@@ -2,12 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { createEnvelope } from '../../shared/envelope/index.ts';
-import { queueCounts } from '../../shared/queues/index.ts';
 import type { MetricIdentity } from '../../local/cloudwatch/index.ts';
 import { useLocalCloud } from '../helpers/engines.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor, waitForEmptyQueue } from '../helpers/wait.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The queue sampler records its counts every 10 s (time scale 1). */
 const SAMPLED_WITHIN_MS = 25_000;
 
@@ -38,12 +36,7 @@ describe('local cloud: the AWS metrics its dashboard draws', () => {
         ...(i === 0 ? { MessageAttributes: { [attribute.name]: { DataType: attribute.dataType, StringValue: attribute.value } } } : {}),
       }));
     }
-    for (let i = 0; i < 120; i += 1) {
-      const depth = await queueCounts(local.sqs, queueUrl);
-      if (depth.visible + depth.inFlight + depth.delayed === 0) return;
-      await sleep(250);
-    }
-    assert.fail('the jobs queue did not drain within 30 s');
+    await waitForEmptyQueue(local.sqs, queueUrl);
   }
 
   it('AWS/SQS by QueueName: messages sent, received and deleted, their sizes and the age of the oldest', async () => {

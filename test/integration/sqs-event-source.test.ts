@@ -212,6 +212,27 @@ describe('SQS event source mapping emulation', () => {
     await waitFor('the queue to be empty', async () => (await messagesLeft(queue.queueUrl)) === 0);
   });
 
+  it('reports a sandbox killed at the function timeout as a timeout, as Lambda does, whichever clock saw it first', async (t) => {
+    // GIVEN a sandboxed function that outlives its 300 ms timeout (the runtime kills it before the mapping's Init-padded wait ends)
+    const queue = await createQueue('sandbox-timeout');
+    const fn = new FunctionRuntime({
+      functionName: 'sandbox-timeout', file: fileURLToPath(new URL('../fixtures/lambda/index.mjs', import.meta.url)), exportName: 'handler',
+      timeoutMs: 300, environment: { FIXTURE_SLEEP_MS: '2000' },
+    });
+    t.after(() => fn.stop());
+    await send(queue.queueUrl, ['slow']);
+    const summaries: InvocationSummary[] = [];
+    const source = startSqsEventSource({
+      sqs: local.sqs, ...queue, functionName: 'sandbox-timeout', functionTimeoutMs: 300, initPhaseLimitMs: INIT_PHASE_LIMIT_MS,
+      maximumConcurrency: 1, handler: fn.handler, onInvocation: (summary) => summaries.push(summary),
+    });
+    t.after(() => source.stop({ graceMs: 0 }));
+    await waitFor('the first invocation', () => summaries.length > 0);
+    // THEN the invocation is counted as the timeout it was, not as a handler error
+    assert.equal(summaries[0]?.outcome, 'timeout');
+    assert.equal(source.stats().timeouts, 1);
+  });
+
   it('never has more than maximumConcurrency invocations in flight', async (t) => {
     // GIVEN 40 messages, batches of 2 and at most 3 concurrent invocations of a slow handler
     const queue = await createQueue('concurrency');

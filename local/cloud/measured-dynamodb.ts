@@ -1,0 +1,72 @@
+import { setMaxListeners } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { crc32 } from 'node:zlib';
+import { dynamoDbOperation } from '../engines/index.ts';
+import { askingConsumedCapacity, dynamoDbDatapoints, isMeasuredOperation, withoutConsumedCapacity } from '../cloudwatch/index.ts';
+import { httpRelay, listenLocal, parseJsonBody, readBytes, sendReply, withoutHopByHop, type HttpReply, type LocalEndpoint } from '../http.ts';
+import type { MetricsCollector } from './metrics.ts';
+
+/**
+ * The functions' way to DynamoDB, measured: an HTTP hop in front of `target` (DynamoDB Local, or
+ * the chaos run's fault proxy in front of it) that records DynamoDB's metrics of every request the
+ * stack's code makes (see `dynamodb-metrics.ts`), since DynamoDB Local publishes none. Only the
+ * functions' calls are the stack's traffic: the cloud's own (provisioning, stream polling) go to
+ * the engine directly.
+ *
+ * Each request is forwarded as sent, except that an item operation which does not ask for its
+ * consumed capacity is made to (DynamoDB Local checks no signature), and the answer's
+ * `ConsumedCapacity` removed again, so the caller gets the answer it asked for. An answer the target does not give (a connection lost on purpose
+ * by the fault proxy, or refused) is not given either: the caller's connection is dropped, so its
+ * SDK retries as it would have without this hop, and nothing is recorded, as nothing is known.
+ */
+export async function serveMeasuredDynamoDb(options: { readonly target: string; readonly metrics: MetricsCollector }): Promise<LocalEndpoint> {
+  const { metrics } = options;
+  const stopping = new AbortController();
+  // Every request in flight listens to it; a busy cloud has far more than 10.
+  setMaxListeners(0, stopping.signal);
+  const relay = httpRelay(new URL(options.target), stopping.signal);
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const body = await readBytes(request);
+    const operation = dynamoDbOperation(request.headers['x-amz-target']);
+    const parsed = operation !== undefined && isMeasuredOperation(operation) ? parseJsonBody(body) : undefined;
+    const rewritten = operation !== undefined ? askingConsumedCapacity(operation, parsed) : undefined;
+    const startedMs = performance.now();
+    let reply: HttpReply;
+    try {
+      reply = await relay.send(rewritten ? Buffer.from(JSON.stringify(rewritten)) : body, withoutHopByHop(request.headers), request.method, request.url);
+    } catch {
+      return void request.socket.destroy();
+    }
+    const latencyMs = performance.now() - startedMs;
+    if (operation !== undefined && parsed !== undefined) {
+      const answer = parseJsonBody(reply.body);
+      const nowMs = metrics.clock();
+      for (const { identity, value } of dynamoDbDatapoints({ operation, request: parsed, status: reply.status, response: answer, latencyMs })) {
+        metrics.series.record(identity, value, nowMs);
+      }
+      if (rewritten && reply.status === 200 && typeof answer === 'object' && answer !== null) {
+        reply = withBody(reply, Buffer.from(JSON.stringify(withoutConsumedCapacity(answer as Record<string, unknown>))));
+      }
+    }
+    sendReply(response, reply);
+  };
+
+  const server = await listenLocal(handle);
+  let stopped: Promise<void> | undefined;
+  return {
+    url: server.url,
+    stop: () => (stopped ??= (async () => {
+      stopping.abort();
+      await server.stop();
+      relay.close();
+    })()),
+  };
+}
+
+/** `reply` with another body; its checksum (`x-amz-crc32`, which DynamoDB clients may verify) follows. */
+function withBody(reply: HttpReply, body: Buffer): HttpReply {
+  const headers = Object.fromEntries(Object.entries(reply.headers).map(([name, value]) => [name, name === 'x-amz-crc32' ? String(crc32(body)) : value]));
+  return { ...reply, headers, body };
+}
