@@ -71,7 +71,9 @@ export function sampleQueueMetrics(options: QueueMetricsOptions): { stop(): void
     }));
   };
   let running: Promise<void> | undefined;
-  const timer = setInterval(() => void (running ??= sample().finally(() => void (running = undefined))), options.intervalMs ?? 10_000);
+  // A failed sample is a gap in the gauges, never an unhandled rejection that ends the process.
+  const sampleOnce = () => sample().catch((error: unknown) => void process.stderr.write(`queue metrics: a sample failed: ${String(error)}\n`));
+  const timer = setInterval(() => void (running ??= sampleOnce().finally(() => void (running = undefined))), options.intervalMs ?? 10_000);
   timer.unref();
   return {
     stop: () => {

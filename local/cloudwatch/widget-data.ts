@@ -69,12 +69,18 @@ export function widgetData(properties: MetricWidgetProperties, series: MetricSer
     lines.push({ label: label(query.options.label ?? identity?.name ?? query.id, identity, sorted), yAxis: query.options.yAxis ?? 'left', points: sorted });
   };
   // Metric rows first: expressions may name any of them, above or below.
+  const named = (query: Query, error: unknown) => `${query.options.label ?? query.id}: ${error instanceof Error ? error.message : String(error)}`;
   for (const query of queries) {
     if (!query.metric) continue;
     const stat = query.options.stat ?? properties.stat ?? 'Average';
-    const points = series.stat({ metric: query.metric, stat, periodSeconds, startMs, endMs: window.endMs });
-    values.set(query.id, points);
-    show(query, points, query.metric);
+    try {
+      const points = series.stat({ metric: query.metric, stat, periodSeconds, startMs, endMs: window.endMs });
+      values.set(query.id, points);
+      show(query, points, query.metric);
+    } catch (error) {
+      // E.g. a statistic the local series cannot compute (a trimmed mean): that row only.
+      errors.push(named(query, error));
+    }
   }
   for (const query of queries) {
     const expression = query.options.expression;
@@ -100,8 +106,8 @@ export function widgetData(properties: MetricWidgetProperties, series: MetricSer
       values.set(query.id, points);
       show(query, points);
     } catch (error) {
-      if (!(error instanceof UnsupportedExpressionError)) throw error;
-      errors.push(`${query.options.label ?? query.id}: ${error.message}`);
+      // One row the local CloudWatch cannot answer never blanks the widget, let alone the dashboard.
+      errors.push(named(query, error));
     }
   }
   return { lines, errors };

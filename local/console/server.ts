@@ -89,24 +89,54 @@ async function handle(options: ConsoleOptions, request: IncomingMessage, respons
       return json(response, 200, { ...listing, messages: listing.messages.map(describeDeadLetter) });
     }
     case 'POST /api/dead-letters/replay': {
-      const body = JSON.parse((await readBody(request)) || '{}') as { messageIds?: string[]; reasons?: string[]; dryRun?: boolean; confirm?: boolean };
-      const filter = { messageIds: body.messageIds, reasons: body.reasons };
-      if (!filter.messageIds?.length && !filter.reasons?.length) return json(response, 400, { message: 'choose what to replay: messageIds or reasons' });
-      // A replay sends jobs again: the page shows the dry run's decisions first and asks before the real one.
-      if (body.dryRun === false && body.confirm !== true) return json(response, 400, { message: 'a replay needs confirm: true after its dry run' });
+      // JSON only: a cross-site form (text/plain, no preflight) cannot reach the one write.
+      if (!String(request.headers['content-type'] ?? '').startsWith('application/json')) return json(response, 415, { message: 'send the replay request as application/json' });
+      const request_ = replayRequest(await readBody(request));
+      if (typeof request_ === 'string') return json(response, 400, { message: request_ });
       const report = await replayDeadLetters(location, {
-        filter, documents: options.documents, controlTableName: cloud.resources.outputs.ControlTableName ?? '', catalog: options.catalog, dryRun: body.dryRun !== false,
+        filter: request_.filter, documents: options.documents, controlTableName: cloud.resources.outputs.ControlTableName ?? '',
+        catalog: options.catalog, dryRun: request_.dryRun,
       });
       return json(response, 200, report);
     }
     default:
       if (request.method === 'GET' && url.pathname.startsWith('/api/dead-letters/')) {
-        const messageId = decodeURIComponent(url.pathname.slice('/api/dead-letters/'.length));
+        let messageId: string;
+        try {
+          messageId = decodeURIComponent(url.pathname.slice('/api/dead-letters/'.length));
+        } catch {
+          return json(response, 400, { message: 'the message id is not a valid URL component' });
+        }
         const letter = (await listDeadLetters(location, { messageIds: [messageId] })).messages[0];
         return letter ? json(response, 200, describeDeadLetter(letter)) : json(response, 404, { message: `no dead letter ${messageId}` });
       }
       return json(response, 404, { message: `no ${route}` });
   }
+}
+
+/**
+ * A replay request, or what is wrong with it. A dry run selects by `reasons` or `messageIds`; a real
+ * replay takes the `messageIds` its dry run showed (and `confirm: true`), so what is sent is what
+ * the operator saw — never a dead letter that arrived after the dry run.
+ */
+function replayRequest(text: string): { filter: { messageIds?: string[]; reasons?: string[] }; dryRun: boolean } | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(text || '{}');
+  } catch {
+    return 'the body is not JSON';
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'the body is a JSON object: { reasons | messageIds, dryRun, confirm }';
+  const { messageIds, reasons, dryRun, confirm } = body as Record<string, unknown>;
+  const strings = (value: unknown) => value === undefined || (Array.isArray(value) && value.every((item) => typeof item === 'string' && item !== ''));
+  if (!strings(messageIds) || !strings(reasons)) return 'messageIds and reasons are arrays of non-empty strings';
+  const filter = { messageIds: messageIds as string[] | undefined, reasons: reasons as string[] | undefined };
+  if (dryRun !== false) {
+    if (!filter.messageIds?.length && !filter.reasons?.length) return 'choose what to replay: messageIds or reasons';
+    return { filter, dryRun: true };
+  }
+  if (confirm !== true || !filter.messageIds?.length || filter.reasons) return 'a replay sends the messageIds its dry run showed, with confirm: true';
+  return { filter: { messageIds: filter.messageIds }, dryRun: false };
 }
 
 function json(response: ServerResponse, status: number, body: unknown): void {

@@ -74,6 +74,8 @@ interface Sandbox {
   readonly worker: Worker;
   readonly ready: Promise<void>;
   busy: boolean;
+  /** How long its Init took (start to ready), once it is ready. */
+  initMs: number;
 }
 
 /**
@@ -103,14 +105,14 @@ export class FunctionRuntime {
   /** Invokes the function with `event`; rejects with {@link InvocationError} as Lambda would report. */
   async invoke(event: unknown, timeoutMs = this.options.timeoutMs): Promise<unknown> {
     if (this.#stopped) throw new InvocationError('Runtime.ExitError', `${this.options.functionName} is stopped`);
-    // The clock starts now, as the caller's does; a cold start's Init (up to its limit) is added on
-    // top, because Lambda starts the function timeout after Init.
-    const requestedMs = Date.now();
     const { sandbox, cold } = await this.#acquire();
     const busySandboxes = this.busySandboxes;
     const startedMs = Date.now();
-    const initMs = cold ? Math.min(startedMs - requestedMs, this.options.initPhaseLimitMs ?? INIT_PHASE_LIMIT_MS) : 0;
-    const deadlineMs = requestedMs + initMs + timeoutMs;
+    // Lambda's function timeout runs from the invoke phase: not while an invocation waits for a free
+    // sandbox (that is concurrency, not the function's time), nor during a cold start's Init — except
+    // the part of Init past its limit, which Lambda retries inside the invocation.
+    const initOverrunMs = cold ? Math.max(0, sandbox.initMs - (this.options.initPhaseLimitMs ?? INIT_PHASE_LIMIT_MS)) : 0;
+    const deadlineMs = startedMs + timeoutMs - initOverrunMs;
     const report = (error?: unknown) => this.options.onInvoked?.({
       functionName: this.options.functionName, durationMs: Date.now() - startedMs, busySandboxes,
       ...(error instanceof InvocationError ? { error } : {}),
@@ -134,6 +136,11 @@ export class FunctionRuntime {
     if (crashBefore) {
       await this.#kill(sandbox);
       throw new InvocationError('Runtime.ExitError', 'injected crash before the handler ran');
+    }
+    if (deadlineMs <= Date.now()) {
+      // An Init that overran its limit used up the whole timeout: the handler never starts.
+      await this.#kill(sandbox);
+      throw new InvocationError('Timeout', `Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds (Init took ${(sandbox.initMs / 1000).toFixed(2)} seconds)`);
     }
     const id = this.#nextId++;
     const message: InvokeMessage = {
@@ -222,16 +229,18 @@ export class FunctionRuntime {
     for (const stream of [worker.stdout, worker.stderr]) {
       createInterface({ input: stream }).on('line', (line) => this.options.onOutput?.(line, this.options.functionName));
     }
+    const startedMs = Date.now();
     const ready = new Promise<void>((resolve, reject) => {
       const onMessage = (message: { ready?: boolean }) => {
         if (!message.ready) return;
         worker.off('message', onMessage);
+        sandbox.initMs = Date.now() - startedMs;
         resolve();
       };
       worker.on('message', onMessage);
       worker.once('error', reject);
     });
-    const sandbox: Sandbox = { worker, ready, busy: false };
+    const sandbox: Sandbox = { worker, ready, busy: false, initMs: 0 };
     ready.catch(() => this.#kill(sandbox));
     this.#all.add(sandbox);
     return sandbox;

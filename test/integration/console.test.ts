@@ -50,14 +50,14 @@ describe('the local console in a real browser (chromium)', { skip: browserMissin
     // GIVEN the shipped stack on the local cloud, its console, and the demo's traffic
     const fakes = await startWorkloadFakes(WORKLOADS);
     const cloud = await startLocalCloud({ engines: local.engines, context: fakes.settings });
-    let console: LocalEndpoint | undefined;
+    let served: LocalEndpoint | undefined;
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     try {
-      console = await serveConsole({ cloud, sqs: local.sqs, documents: local.documents, catalog: JOB_CATALOG });
+      served = await serveConsole({ cloud, sqs: local.sqs, documents: local.documents, catalog: JOB_CATALOG });
       const demo = runDemo({ cloud, sqs: local.sqs, workloads: WORKLOADS, jobs: 400, durationMs: 15_000, log: () => undefined, isShuttingDown: () => false });
-      await page.goto(console.url);
+      await page.goto(served.url);
       const widgets = cloud.resources.dashboards[0];
       assert.ok(widgets && 'body' in widgets, 'the dashboard resolves locally');
       const synthesized = widgets.body.widgets as { type: string; properties?: { title?: string } }[];
@@ -80,7 +80,7 @@ describe('the local console in a real browser (chromium)', { skip: browserMissin
         if (widget.type === 'metric' && widget.state === 'data') assert.ok(widget.canvas, `widget ${widget.index} "${widget.title}" has a chart`);
       }
       // AND a widget is drawn with data exactly when the local metrics have datapoints for it
-      const answered = await (await fetch(`${console.url}/api/dashboard-data?periodSeconds=10&rangeSeconds=300`)).json() as { widgets: ({ lines: { points: unknown[] }[] } | null)[] };
+      const answered = await (await fetch(`${served.url}/api/dashboard-data?periodSeconds=10&rangeSeconds=300`)).json() as { widgets: ({ lines: { points: unknown[] }[] } | null)[] };
       for (const widget of states.filter((w) => w.type === 'metric')) {
         const points = answered.widgets[widget.index]?.lines.reduce((sum, line) => sum + line.points.length, 0) ?? 0;
         assert.equal(widget.state, points > 0 ? 'data' : 'no-data', `widget ${widget.index} "${widget.title}"`);
@@ -91,6 +91,12 @@ describe('the local console in a real browser (chromium)', { skip: browserMissin
         assert.ok(withData.includes(title), `"${title}" is drawn with data; with data: ${withData.join(' | ')}`);
       }
       assert.ok(states.some((w) => w.type === 'alarm' && w.state === 'data'), 'the alarm widget shows every alarm\'s state');
+      // The legends stay the rows' own labels across refreshes (a chart is updated in place, not rebuilt)
+      const legend = await page.$eval('.widget.metric', (widget) => [...widget.querySelectorAll('.u-legend .u-label')].map((label) => label.textContent));
+      assert.deepEqual(legend.slice(-2), ['Visible', 'Incoming']);
+      // and their window moves with the clock (the first chart was built tens of seconds ago)
+      const windowEndMs = await page.evaluate('state.charts.get(document.querySelector(".widget.metric").dataset.widgetIndex).plot.scales.x.max * 1000') as number;
+      assert.ok(windowEndMs > Date.now() - 12_000, `the window ends ${Math.round((Date.now() - windowEndMs) / 1000)} s ago`);
       mkdirSync(fileURLToPath(new URL('../../bench/results/', import.meta.url)), { recursive: true });
       await page.screenshot({ path: SCREENSHOT });
 
@@ -123,18 +129,27 @@ describe('the local console in a real browser (chromium)', { skip: browserMissin
 
       // WHEN they replay the dead letters of one reason: a dry run first, and only a confirmation sends
       const reason = await page.$eval('#dlq-reasons [data-replay-reason]', (button) => button.getAttribute('data-replay-reason') ?? '');
-      const before = (await (await fetch(`${console.url}/api/dead-letters`)).json() as { reasons: { reason: string; count: number }[] }).reasons.find((r) => r.reason === reason)?.count;
+      const before = (await (await fetch(`${served.url}/api/dead-letters`)).json() as { reasons: { reason: string; count: number }[] }).reasons.find((r) => r.reason === reason)?.count;
       await page.click(`#dlq-reasons [data-replay-reason="${reason}"]`);
       await page.waitForSelector('#replay-plan tbody tr', { timeout: 10_000 });
       assert.match(await page.$eval('#replay-what', (e) => e.textContent ?? ''), /dry run/);
-      const afterDryRun = (await (await fetch(`${console.url}/api/dead-letters`)).json() as { reasons: { reason: string; count: number }[] }).reasons.find((r) => r.reason === reason)?.count;
+      const afterDryRun = (await (await fetch(`${served.url}/api/dead-letters`)).json() as { reasons: { reason: string; count: number }[] }).reasons.find((r) => r.reason === reason)?.count;
       assert.equal(afterDryRun, before, 'the dry run changed nothing');
       await page.click('#replay-confirm');
       await page.waitForFunction(`/replayed \\d+ of \\d+/.test(document.querySelector('#replay-result')?.textContent ?? '')`, undefined, { timeout: 20_000 });
       assert.deepEqual(pageErrors, []);
+
+      // AND the one write refuses what the page never sends: a cross-site form, a replay by reason without its dry run's messages, bad JSON
+      const replayUrl = `${served.url}/api/dead-letters/replay`;
+      const replay = (body: string, contentType = 'application/json') => fetch(replayUrl, { method: 'POST', headers: { 'content-type': contentType }, body });
+      assert.equal((await replay(JSON.stringify({ reasons: [reason], dryRun: false, confirm: true }), 'text/plain')).status, 415);
+      assert.equal((await replay(JSON.stringify({ reasons: [reason], dryRun: false, confirm: true }))).status, 400);
+      assert.equal((await replay(JSON.stringify({ messageIds: [messageId], dryRun: false }))).status, 400, 'no confirm');
+      assert.equal((await replay('{not json')).status, 400);
+      assert.equal((await replay(JSON.stringify({ reasons: 'one,two' }))).status, 400, 'reasons is a list');
     } finally {
       await page.close();
-      await console?.stop();
+      await served?.stop();
       await cloud.stop({ graceMs: 2_000 });
       await fakes.stop();
     }
@@ -145,17 +160,17 @@ describe('the local console in a real browser (chromium)', { skip: browserMissin
     const fakes = await startWorkloadFakes(WORKLOADS);
     const fixtureApp = fileURLToPath(new URL('../fixtures/app-with-extra-worker.ts', import.meta.url));
     const cloud = await startLocalCloud({ engines: local.engines, context: fakes.settings, appFile: fixtureApp });
-    let console: LocalEndpoint | undefined;
+    let served: LocalEndpoint | undefined;
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     try {
-      console = await serveConsole({ cloud, sqs: local.sqs, documents: local.documents, catalog: JOB_CATALOG });
+      served = await serveConsole({ cloud, sqs: local.sqs, documents: local.documents, catalog: JOB_CATALOG });
       const audit = cloud.resources.queues.find((queue) => queue.logicalId.startsWith('AuditQueue'));
       assert.ok(audit);
       await local.sqs.send(new SendMessageCommand({
         QueueUrl: audit.url, MessageBody: JSON.stringify(createEnvelope({ type: 'account.credit', resourceId: 'acc-console', payload: { amount: 1 } })),
       }));
       // WHEN the console is opened THEN the new widget is there, drawn from the audit queue's metrics
-      await page.goto(console.url);
+      await page.goto(served.url);
       await waitFor('the added widget to show the audit queue', async () => (await widgetStates(page))
         .some((w) => w.title === 'Audit queue: sent and deleted' && w.state === 'data'), 30_000, 500);
 
@@ -175,7 +190,7 @@ describe('the local console in a real browser (chromium)', { skip: browserMissin
       }
     } finally {
       await page.close();
-      await console?.stop();
+      await served?.stop();
       await cloud.stop({ graceMs: 2_000 });
       await fakes.stop();
     }

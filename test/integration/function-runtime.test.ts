@@ -58,6 +58,20 @@ describe('FunctionRuntime: Lambda sandboxes on worker threads', () => {
     }
   });
 
+  it('waiting for a free sandbox does not count against the timeout (that is concurrency, not the function\'s time)', async () => {
+    // GIVEN one sandbox, warm, and two invocations of 350 ms each under a 500 ms timeout
+    const fn = runtime({ timeoutMs: 500, maxSandboxes: 1 });
+    try {
+      await fn.invoke({});
+      // WHEN both arrive at once THEN the second runs after the first, with its own whole timeout
+      const answers = await Promise.all([fn.invoke({ sleepMs: 350 }), fn.invoke({ sleepMs: 350 })]) as Answer[];
+      assert.deepEqual(answers.map((answer) => answer.invocations), [2, 3]);
+      assert.ok((answers[1]?.startRemaining ?? 0) > 400, `the second started with ${answers[1]?.startRemaining} ms left`);
+    } finally {
+      await fn.stop();
+    }
+  });
+
   it('a timeout kills the sandbox (the next invocation is a cold start), as Lambda does', async () => {
     const fn = runtime({ timeoutMs: 300 });
     try {

@@ -68,9 +68,11 @@ describe('dashboard widgets answered from the local metrics (the console\'s GetM
       metrics: [
         [{ expression: 'ANOMALY_DETECTION_BAND(m1)', label: 'band' }],
         ['AWS/SQS', 'NumberOfMessagesSent', 'QueueName', 'jobs', { id: 'm1', stat: 'Sum' }],
+        ['AWS/SQS', 'NumberOfMessagesSent', 'QueueName', 'jobs', { label: 'trimmed', stat: 'tm99' }],
       ],
     }, series(), window);
     assert.equal(data.lines.length, 1);
     assert.match(data.errors.join(), /band: .*ANOMALY_DETECTION_BAND/);
+    assert.match(data.errors.join(), /trimmed: /);
   });
 });

@@ -107,7 +107,8 @@ function drawMetricWidget(element, widget, data, window) {
   element.dataset.state = points > 0 ? 'data' : 'no-data';
   const key = element.dataset.widgetIndex;
   const previous = state.charts.get(key);
-  const shape = lines.map((line) => `${line.label}|${line.yAxis}`).join('\n');
+  // Labels with ${AVG}-style values change every refresh: the chart is rebuilt only when its lines do.
+  const shape = lines.map((line) => `${line.label.replace(/\d+(\.\d+)?/g, '#')}|${line.yAxis}`).join('\n');
   const aligned = align(lines);
   if (points === 0) {
     previous?.plot.destroy();
@@ -118,8 +119,12 @@ function drawMetricWidget(element, widget, data, window) {
   // The whole window is drawn, as CloudWatch draws it, so a run that just started sits at the right edge.
   const xRange = [window.startMs / 1000, window.endMs / 1000];
   if (previous && previous.shape === shape) {
+    previous.xRange = xRange;
     previous.plot.setData(aligned, false);
     previous.plot.setScale('x', { min: xRange[0], max: xRange[1] });
+    // The legend has a row per line, after the time row when uPlot shows one.
+    const rows = [...previous.plot.root.querySelectorAll('.u-legend .u-series')];
+    rows.slice(rows.length - lines.length).forEach((row, i) => { row.querySelector('.u-label').textContent = lines[i].label; });
     return;
   }
   previous?.plot.destroy();
@@ -128,13 +133,15 @@ function drawMetricWidget(element, widget, data, window) {
   const right = properties.yAxis?.right || {};
   const hasRight = lines.some((line) => line.yAxis === 'right');
   const { width, height } = chart.getBoundingClientRect();
-  const plot = new uPlot({
+  // uPlot passes every setScale through the scale's range function: it reads the latest window.
+  const entry = { plot: undefined, shape, xRange };
+  entry.plot = new uPlot({
     width: Math.max(120, width),
     height: Math.max(60, height - 28),
     legend: { show: true, live: false },
     cursor: { points: { size: 5 } },
     scales: {
-      x: { time: true, range: () => xRange },
+      x: { time: true, range: () => entry.xRange },
       y: { range: (u, min, max) => [left.min ?? Math.min(0, min), left.max ?? (max > 0 ? max * 1.1 : 1)] },
       ...(hasRight ? { y2: { range: (u, min, max) => [right.min ?? Math.min(0, min), right.max ?? (max > 0 ? max * 1.1 : 1)] } } : {}),
     },
@@ -149,7 +156,7 @@ function drawMetricWidget(element, widget, data, window) {
     }))],
     plugins: [annotationsPlugin(properties.annotations?.horizontal || [])],
   }, aligned, chart);
-  state.charts.set(key, { plot, shape });
+  state.charts.set(key, entry);
 }
 
 function drawAlarmWidget(element, widget, alarms) {
@@ -210,7 +217,9 @@ async function showDeadLetter(messageId) {
 /** A replay is two steps: the dry run's decisions are shown, and only a confirmation sends anything. */
 async function planReplay(reason) {
   const plan = await api('/api/dead-letters/replay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reasons: [reason], dryRun: true }) });
-  state.replay = { reason };
+  // The confirmation replays exactly the messages shown here, not whatever carries the reason by then.
+  state.replay = { reason, messageIds: plan.outcomes.map((o) => o.messageId) };
+  $('#replay-confirm').disabled = state.replay.messageIds.length === 0;
   $('#replay').hidden = false;
   $('#replay-what').textContent = `reason ${reason} (dry run)`;
   $('#replay-result').textContent = '';
@@ -218,10 +227,12 @@ async function planReplay(reason) {
 }
 
 async function confirmReplay() {
-  if (!state.replay) return;
-  const report = await api('/api/dead-letters/replay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reasons: [state.replay.reason], dryRun: false, confirm: true }) });
-  $('#replay-result').textContent = `replayed ${report.replayed} of ${report.selected}; skipped ${JSON.stringify(report.skipped)}; failed ${report.failed}`;
+  const planned = state.replay;
+  if (!planned) return;
   state.replay = undefined;
+  $('#replay-confirm').disabled = true;
+  const report = await api('/api/dead-letters/replay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messageIds: planned.messageIds, dryRun: false, confirm: true }) });
+  $('#replay-result').textContent = `replayed ${report.replayed} of ${report.selected}; skipped ${JSON.stringify(report.skipped)}; failed ${report.failed}`;
   await refreshDeadLetters();
 }
 
