@@ -190,46 +190,41 @@ describe('SQS event source mapping emulation', () => {
     assert.equal(run.source.stats().timeouts, 1);
   });
 
-  it('waits out a cold start\'s Init phase before the function timeout starts, as Lambda\'s poller does', async (t) => {
-    // GIVEN a sandboxed function whose Init takes 800 ms and whose timeout is 500 ms
-    const queue = await createQueue('slow-init');
+  /**
+   * One message to a new queue, mapped to the fixture function in a real sandbox (`environment`
+   * shapes it: FIXTURE_INIT_MS, FIXTURE_SLEEP_MS), as the local cloud maps it; resolves with the
+   * first invocation's summary. Both are stopped after the test.
+   */
+  async function firstSandboxedInvocation(t: TestContext, name: string, timeoutMs: number, environment: Record<string, string>) {
+    const queue = await createQueue(name);
     const fn = new FunctionRuntime({
-      functionName: 'slow-init', file: fileURLToPath(new URL('../fixtures/lambda/index.mjs', import.meta.url)), exportName: 'handler',
-      timeoutMs: 500, environment: { FIXTURE_INIT_MS: '800' },
+      functionName: name, file: fileURLToPath(new URL('../fixtures/lambda/index.mjs', import.meta.url)), exportName: 'handler', timeoutMs, environment,
     });
     t.after(() => fn.stop());
-    await send(queue.queueUrl, ['cold']);
-    // WHEN the mapping invokes it cold
+    await send(queue.queueUrl, [name]);
     const summaries: InvocationSummary[] = [];
     const source = startSqsEventSource({
-      sqs: local.sqs, ...queue, functionName: 'slow-init', functionTimeoutMs: 500, initPhaseLimitMs: INIT_PHASE_LIMIT_MS,
+      sqs: local.sqs, ...queue, functionName: name, functionTimeoutMs: timeoutMs, initPhaseLimitMs: INIT_PHASE_LIMIT_MS,
       maximumConcurrency: 1, handler: fn.handler, onInvocation: (summary) => summaries.push(summary),
     });
     t.after(() => source.stop({ graceMs: 0 }));
     await waitFor('the first invocation', () => summaries.length > 0);
+    return { queue, source, first: summaries[0] as InvocationSummary };
+  }
+
+  it('waits out a cold start\'s Init phase before the function timeout starts, as Lambda\'s poller does', async (t) => {
+    // GIVEN a sandboxed function whose Init takes 800 ms and whose timeout is 500 ms, invoked cold
+    const { queue, first } = await firstSandboxedInvocation(t, 'slow-init', 500, { FIXTURE_INIT_MS: '800' });
     // THEN the first delivery succeeds and deletes its record: no timeout, no redelivery
-    assert.equal(summaries[0]?.outcome, 'ok', String(summaries[0]?.error ?? ''));
+    assert.equal(first.outcome, 'ok', String(first.error ?? ''));
     await waitFor('the queue to be empty', async () => (await messagesLeft(queue.queueUrl)) === 0);
   });
 
   it('reports a sandbox killed at the function timeout as a timeout, as Lambda does, whichever clock saw it first', async (t) => {
     // GIVEN a sandboxed function that outlives its 300 ms timeout (the runtime kills it before the mapping's Init-padded wait ends)
-    const queue = await createQueue('sandbox-timeout');
-    const fn = new FunctionRuntime({
-      functionName: 'sandbox-timeout', file: fileURLToPath(new URL('../fixtures/lambda/index.mjs', import.meta.url)), exportName: 'handler',
-      timeoutMs: 300, environment: { FIXTURE_SLEEP_MS: '2000' },
-    });
-    t.after(() => fn.stop());
-    await send(queue.queueUrl, ['slow']);
-    const summaries: InvocationSummary[] = [];
-    const source = startSqsEventSource({
-      sqs: local.sqs, ...queue, functionName: 'sandbox-timeout', functionTimeoutMs: 300, initPhaseLimitMs: INIT_PHASE_LIMIT_MS,
-      maximumConcurrency: 1, handler: fn.handler, onInvocation: (summary) => summaries.push(summary),
-    });
-    t.after(() => source.stop({ graceMs: 0 }));
-    await waitFor('the first invocation', () => summaries.length > 0);
+    const { source, first } = await firstSandboxedInvocation(t, 'sandbox-timeout', 300, { FIXTURE_SLEEP_MS: '2000' });
     // THEN the invocation is counted as the timeout it was, not as a handler error
-    assert.equal(summaries[0]?.outcome, 'timeout');
+    assert.equal(first.outcome, 'timeout');
     assert.equal(source.stats().timeouts, 1);
   });
 
