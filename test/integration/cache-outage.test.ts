@@ -67,7 +67,9 @@ describe('cache: Redis outages', () => {
     });
     assert.deepEqual(reads, Array.from({ length: 10 }, () => ['bypass', 2]));
     assert.equal(metricTotal(output, CACHE_METRICS.fallbacks), 10);
-    assert.equal(metricTotal(output, CACHE_METRICS.breakerTransitions, { reason: 'open' }), 1);
+    // It opened; on a loaded machine the ten reads can outlast its 200 ms open time, and a failed
+    // half-open trial opens it again, so once or more.
+    assert.ok(metricTotal(output, CACHE_METRICS.breakerTransitions, { reason: 'open' }) >= 1);
     const response = await api(getAccount('acc-out-2'));
     assert.deepEqual([response.statusCode, response.headers?.['x-cache'], JSON.parse(response.body ?? '{}').balance], [200, 'bypass', 25]);
     // AND the invalidations are reported for the stream to retry
