@@ -16,9 +16,10 @@ import type { MetricsCollector } from './metrics.ts';
  *
  * Each request is forwarded as sent, except that an item operation which does not ask for its
  * consumed capacity is made to (DynamoDB Local checks no signature), and the answer's
- * `ConsumedCapacity` removed again, so the caller gets the answer it asked for. An answer the target does not give (a connection lost on purpose
- * by the fault proxy, or refused) is not given either: the caller's connection is dropped, so its
- * SDK retries as it would have without this hop, and nothing is recorded, as nothing is known.
+ * `ConsumedCapacity` removed again, so the caller gets the answer it asked for. An answer the
+ * target does not give (a connection lost on purpose by the fault proxy, or refused) is not given
+ * either: the caller's connection is dropped, so its SDK retries as it would have without this
+ * hop, and nothing is recorded, as nothing is known.
  */
 export async function serveMeasuredDynamoDb(options: { readonly target: string; readonly metrics: MetricsCollector }): Promise<LocalEndpoint> {
   const { metrics } = options;

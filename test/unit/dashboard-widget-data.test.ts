@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MetricSeries, searchMetrics, widgetData } from '../../local/cloudwatch/index.ts';
+import { MetricSeries, searchMetrics, widgetData, type WidgetData } from '../../local/cloudwatch/index.ts';
 
 const T0 = Date.UTC(2026, 11, 2, 12, 0, 0);
 const window = { startMs: T0, endMs: T0 + 30_000, periodSeconds: 10 };
@@ -19,6 +19,9 @@ function series(): MetricSeries {
   s.record({ namespace: 'Ballast', name: 'JobsProcessed', dimensions: { service: 'ballast', workerVersion: '1', reason: 'x' } }, 100, T0 + 5);
   return s;
 }
+
+/** Each drawn line's values, by its label. */
+const valuesByLabel = (data: WidgetData) => Object.fromEntries(data.lines.map((line) => [line.label, line.points.map(([, value]) => value)]));
 
 describe('dashboard widgets answered from the local metrics (the console\'s GetMetricData)', () => {
   it('SEARCH finds the metrics of exactly the schema\'s dimensions that match every term', () => {
@@ -47,8 +50,7 @@ describe('dashboard widgets answered from the local metrics (the console\'s GetM
       ],
     }, series(), window);
     assert.deepEqual(data.errors, []);
-    const byLabel = Object.fromEntries(data.lines.map((line) => [line.label, line.points.map(([, value]) => value)]));
-    assert.deepEqual(byLabel, { v1: [4, 6, 2], v2: [1, 2, 3], 'all versions': [5, 8, 5] });
+    assert.deepEqual(valuesByLabel(data), { v1: [4, 6, 2], v2: [1, 2, 3], 'all versions': [5, 8, 5] });
   });
 
   it('answers Metrics Insights SELECT and repeats a row\'s fields written as "."', () => {
@@ -59,8 +61,7 @@ describe('dashboard widgets answered from the local metrics (the console\'s GetM
         ['.', 'DuplicatesSuppressed', '.', '.', '.', '1', { stat: 'Sum', label: 'duplicates v1' }],
       ],
     }, series(), window);
-    const byLabel = Object.fromEntries(data.lines.map((line) => [line.label, line.points.map(([, value]) => value)]));
-    assert.deepEqual(byLabel, { insights: [5, 8, 5], v2: [1, 2, 3], 'duplicates v1': [1, 1, 1] });
+    assert.deepEqual(valuesByLabel(data), { insights: [5, 8, 5], v2: [1, 2, 3], 'duplicates v1': [1, 1, 1] });
   });
 
   it('a query the local CloudWatch cannot answer is an error naming it; the rest of the widget is still drawn', () => {
