@@ -1,6 +1,8 @@
 import type { Context, DynamoDBBatchItemFailure, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { CACHE_METRICS, CacheUnavailableError, type EntityCache, type EntityChange } from '../../shared/cache/index.ts';
 import { countByReason, type Observability } from '../../shared/observability/index.ts';
+import { trace, type Link } from '@opentelemetry/api';
+import { annotate, ATTRIBUTES, contextOfTraceparent, inSpan, SPANS } from '../../shared/tracing/index.ts';
 import { planRecord } from './stream-record.ts';
 
 export interface InvalidatorDependencies {
@@ -72,7 +74,7 @@ export function createInvalidator(deps: InvalidatorDependencies): (event: Dynamo
           continue;
         }
         try {
-          await apply(plan.change, deadlineMs);
+          await traceRecord(record, plan.change, plan.writeTrace, () => apply(plan.change, deadlineMs));
         } catch (error) {
           const unapplied = event.Records.slice(index);
           logger.warn('invalidation failed; reporting the rest of the batch for retry', {
@@ -87,6 +89,24 @@ export function createInvalidator(deps: InvalidatorDependencies): (event: Dynamo
     }
     return { batchItemFailures: failures };
   };
+}
+
+/**
+ * The stream record's span joins the trace of the job that wrote the item (the image's
+ * `traceparent`), linked to this invocation's span: "why was this stale for 9 s" reads off the
+ * job's own trace, commit to tombstone.
+ */
+function traceRecord<T>(record: DynamoDBRecord, change: EntityChange, writeTrace: string | undefined, body: () => Promise<T>): Promise<T> {
+  const invocation = trace.getActiveSpan()?.spanContext();
+  const links: Link[] = invocation && writeTrace ? [{ context: invocation }] : [];
+  return inSpan(SPANS.streamRecord, { parent: writeTrace ? contextOfTraceparent(writeTrace) : undefined, links }, async (span) => {
+    annotate(span, () => ({
+      [ATTRIBUTES.streamEventName]: String(record.eventName), [ATTRIBUTES.entity]: change.entity, [ATTRIBUTES.entityId]: change.id,
+      [ATTRIBUTES.version]: change.version, 'aws.dynamodb.stream.sequence_number': record.dynamodb?.SequenceNumber ?? '',
+      ...(change.committedAtMs === undefined ? {} : { [ATTRIBUTES.invalidationLagMs]: Math.max(0, Date.now() - change.committedAtMs) }),
+    }));
+    return body();
+  });
 }
 
 function describe(record: DynamoDBRecord) {

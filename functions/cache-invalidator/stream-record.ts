@@ -1,13 +1,13 @@
 import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
-import { isCacheableId, itemVersion, type EntityChange } from '../../shared/cache/index.ts';
+import { isCacheableId, itemTraceparent, itemVersion, type EntityChange } from '../../shared/cache/index.ts';
 import { STATE_TABLE } from '../../shared/tables/index.ts';
 
 /** What one stream record asks of the invalidator. */
 export type RecordPlan =
-  /** Tombstone this change. */
-  | { readonly kind: 'apply'; readonly change: EntityChange }
+  /** Tombstone this change; `writeTrace` is the `traceparent` of the job that wrote the new image. */
+  | { readonly kind: 'apply'; readonly change: EntityChange; readonly writeTrace?: string }
   /** Not an item of a cached entity, or an id that is never cached: nothing can be stale. */
   | { readonly kind: 'ignore'; readonly why: string }
   /** A cached entity's record without what an invalidation needs (a writer or mapping bug). */
@@ -37,7 +37,8 @@ export function planRecord(record: DynamoDBRecord, cachedEntities: ReadonlySet<s
       const version = itemVersion(image);
       if (version === undefined) return { kind: 'malformed', problem: `${record.eventName} record without a NewImage carrying an integer version` };
       const committedAtMs = typeof image?.updatedAt === 'string' ? Date.parse(image.updatedAt) : Number.NaN;
-      return { kind: 'apply', change: { entity, id, version, ...(Number.isNaN(committedAtMs) ? {} : { committedAtMs }) } };
+      const writeTrace = itemTraceparent(image);
+      return { kind: 'apply', change: { entity, id, version, ...(Number.isNaN(committedAtMs) ? {} : { committedAtMs }) }, ...(writeTrace ? { writeTrace } : {}) };
     }
     case 'REMOVE': {
       const version = itemVersion(readImage(record.dynamodb?.OldImage));

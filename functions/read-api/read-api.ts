@@ -1,6 +1,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { CACHE_ID_RULE, InvalidCacheIdError, isCacheableId, type CachedEntity, type EntityCache, type ReadSource } from '../../shared/cache/index.ts';
+import { CACHE_ID_RULE, InvalidCacheIdError, isCacheableId, type CachedEntity, type EntityCache, type EntityRead, type ReadSource } from '../../shared/cache/index.ts';
 import type { Observability } from '../../shared/observability/index.ts';
+import { SpanKind } from '@opentelemetry/api';
+import { annotate, ATTRIBUTES, inSpan, spanContextOfTraceparent, SPANS } from '../../shared/tracing/index.ts';
 
 export interface ReadApiDependencies {
   /** Answers reads; every one of its entities with a `route` is served. */
@@ -19,7 +21,9 @@ type Response = APIGatewayProxyStructuredResultV2;
  *
  * - 200 with the entity's cached value, header `x-cache: hit | miss | bypass`
  *   (`bypass`: Redis unavailable, answered from the table) and `x-cache-schema: <n>`, the cache
- *   schema version this code reads (during a rollout, which keys answered)
+ *   schema version this code reads (during a rollout, which keys answered), and
+ *   `x-write-traceparent`: the W3C trace context of the job whose commit wrote the version served
+ *   (when that job was traced)
  * - 400 for an id that is not valid (the body says what a valid one looks like)
  * - 404 for an unknown item or any other path; 405 (with `allow: GET`) for other methods
  * - 500 with a generic body for anything unexpected; the details go to the log, never to the caller
@@ -42,9 +46,10 @@ export function createReadApi(deps: ReadApiDependencies): (event: APIGatewayProx
       if (method !== 'GET') return json(405, { message: `method ${String(method)} is not allowed; use GET` }, { allow: 'GET' });
       const id = decodeSegment(match[2] ?? '');
       if (id === undefined || !isCacheableId(id)) return invalidId(entity);
-      const { value, source } = await deps.cache.get(entity, id);
+      const served = entity;
+      const { value, source, writeTrace } = await traceRead(served, id, () => deps.cache.get(served, id));
       if (!value) return json(404, { message: `${entity.name} '${id}' not found` }, cacheHeaders(entity, source));
-      return json(200, value, cacheHeaders(entity, source));
+      return json(200, value, { ...cacheHeaders(entity, source), ...(writeTrace ? { 'x-write-traceparent': writeTrace } : {}) });
     } catch (error) {
       if (error instanceof InvalidCacheIdError && entity) return invalidId(entity);
       logger.error('read request failed', { rawPath: event.rawPath, requestId: event.requestContext?.requestId, error: error as Error });
@@ -53,6 +58,25 @@ export function createReadApi(deps: ReadApiDependencies): (event: APIGatewayProx
       if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
     }
   };
+}
+
+/**
+ * The read's span: how the cache answered, and — linked, and as `ballast.write.trace_id` — the
+ * trace of the job whose commit wrote the version served, so "which write did this read see?"
+ * is answered from either side.
+ */
+function traceRead(entity: CachedEntity, id: string, read: () => Promise<EntityRead>): Promise<EntityRead> {
+  return inSpan(SPANS.read, { kind: SpanKind.SERVER }, async (span) => {
+    const answer = await read();
+    const written = spanContextOfTraceparent(answer.writeTrace);
+    if (written) span.addLink({ context: written });
+    annotate(span, () => ({
+      [ATTRIBUTES.entity]: entity.name, [ATTRIBUTES.entityId]: id, [ATTRIBUTES.cacheOutcome]: answer.source,
+      ...(answer.value ? { [ATTRIBUTES.version]: answer.value.version } : {}),
+      ...(written ? { [ATTRIBUTES.writeTraceId]: written.traceId } : {}),
+    }));
+    return answer;
+  });
 }
 
 function invalidId(entity: CachedEntity): Response {

@@ -7,6 +7,7 @@ import { FatalError, LockBusyError, REASONS, type BallastError } from '../errors
 import type { IdempotencyStore } from '../idempotency/index.ts';
 import { lockKey } from '../lock/index.ts';
 import { countByReason, METRICS, MetricUnit, type Observability } from '../observability/index.ts';
+import { annotate, ATTRIBUTES, contextOfRecord, inSpan, SPANS, tracer } from '../tracing/index.ts';
 import { backoffSeconds, deadLetterMessage, type BackoffOptions } from './disposition.ts';
 import { processBatch } from './process-batch.ts';
 import { runJob } from './run-job.ts';
@@ -100,6 +101,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       concurrency: options.concurrency,
       maxReceiveCount: options.maxReceiveCount,
       resourcesOf,
+      workerVersion,
       run: async (record, envelope, signal) => {
         const handler = handlers.get(envelope.type);
         if (!handler) throw new FatalError(REASONS.unknownJobType, `no handler for job type '${envelope.type}'`);
@@ -121,10 +123,10 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
         });
       },
       deadLetter: async (record, error, envelope) => {
-        await options.sqs.send(new SendMessageCommand({
+        await inSpan(SPANS.dlqSend, { attributes: { [ATTRIBUTES.reason]: error.reason } }, () => options.sqs.send(new SendMessageCommand({
           QueueUrl: options.deadLetterQueueUrl,
           ...deadLetterMessage(record, error, envelope, { workerVersion, nowMs: nowMs() }),
-        }));
+        })));
         // Deleted now, not with the batch's answer: a crash later in the invocation would
         // otherwise bring the message back to be dead-lettered again (or, if it now succeeds, run
         // after its verdict). Should this delete fail, the answer still deletes it.
@@ -146,17 +148,20 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       const queueUrl = await queueUrlOf(arn).catch(() => undefined);
       if (!queueUrl) continue; // the records still reappear after the queue's visibility timeout
       for (let start = 0; start < group.length; start += 10) {
-        const entries = group.slice(start, start + 10).map((o, i) => ({
+        const slice = group.slice(start, start + 10);
+        const entries = slice.map((o, i) => ({
           Id: String(i),
           ReceiptHandle: o.record.receiptHandle,
           VisibilityTimeout: backoffSeconds(Number(o.record.attributes.ApproximateReceiveCount ?? 1), options.backoff, options.random,
             Number(o.error.context.retryAfterMs ?? 0) / 1000),
         }));
+        const spans = slice.map((o, i) => backoffSpan(o, entries[i]?.VisibilityTimeout ?? 0));
         await options.sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: entries }))
           .then((out) => {
             if (out.Failed?.length) logger.warn('could not back off some retried records; they reappear after the visibility timeout', { failed: out.Failed });
           })
-          .catch((error: unknown) => logger.warn('could not back off retried records', { error: error as Error }));
+          .catch((error: unknown) => logger.warn('could not back off retried records', { error: error as Error }))
+          .finally(() => spans.forEach((span) => span.end()));
       }
     }
   };
@@ -205,6 +210,20 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
   };
 
   return { before: sqsJobBatchMiddlewareBefore };
+}
+
+/**
+ * A retried record's backoff, in its job's trace: `lock_wait` when a held lease refused it (the
+ * message now waits out the holder), `visibility_backoff` otherwise.
+ */
+function backoffSpan(outcome: Extract<RecordOutcome, { status: 'retry' }>, backoffSeconds: number) {
+  const span = tracer().startSpan(outcome.error instanceof LockBusyError ? SPANS.lockWait : SPANS.visibilityBackoff, {}, contextOfRecord(outcome.record));
+  annotate(span, () => ({
+    [ATTRIBUTES.backoffSeconds]: backoffSeconds, [ATTRIBUTES.reason]: outcome.error.reason,
+    ...(outcome.error.context.lockKey === undefined ? {} : { [ATTRIBUTES.lockKeys]: String(outcome.error.context.lockKey) }),
+    ...(outcome.error.context.leaseUntilMs === undefined ? {} : { [ATTRIBUTES.lockHeldUntilMs]: Number(outcome.error.context.leaseUntilMs) }),
+  }));
+  return span;
 }
 
 /** How many records of the batch ended which way: its metrics and its summary line. */

@@ -1,8 +1,10 @@
+import { SpanKind, trace, type Context, type Link, type Span } from '@opentelemetry/api';
 import type { SQSRecord } from 'aws-lambda';
 import { parseEnvelope, type Envelope } from '../envelope/index.ts';
 import { classify, FatalError, REASONS, TransientError, type BallastError } from '../errors/index.ts';
 import { payloadHash, type Completion } from '../idempotency/index.ts';
 import { withDefaults } from '../options/index.ts';
+import { annotate, ATTRIBUTES, contextOfRecord, failSpan, SPANS, tracer } from '../tracing/index.ts';
 import type { RecordOutcome } from './types.ts';
 
 export interface ProcessBatchOptions {
@@ -36,6 +38,8 @@ export interface ProcessBatchOptions {
    * @default - [envelope.resourceId]
    */
   readonly resourcesOf?: (envelope: Envelope) => readonly string[];
+  /** Stamped on the batch's and records' spans. @default - none */
+  readonly workerVersion?: string;
 }
 
 const defaults = {
@@ -48,6 +52,8 @@ const defaults = {
 interface Unit {
   readonly index: number;
   readonly record: SQSRecord;
+  /** The trace context the producer sent with the message (the root context when none). */
+  readonly parent: Context;
   readonly envelope?: Envelope;
   readonly parseError?: BallastError;
 }
@@ -60,10 +66,31 @@ interface Unit {
  * Resolves with one outcome per record, in input order; never throws.
  */
 export async function processBatch(records: readonly SQSRecord[], options: ProcessBatchOptions): Promise<RecordOutcome[]> {
-  const settings = withDefaults(defaults, options);
-  const fifo = records[0]?.eventSourceARN.endsWith('.fifo') ?? false;
-  const outcomes: RecordOutcome[] = new Array(records.length);
   const units = records.map((record, index) => parse(record, index));
+  // The batch is its own span (its invocation's child), linked to every record's trace; each
+  // record continues its producer's trace and links back to the batch.
+  const links = units.flatMap((unit): Link[] => {
+    const spanContext = trace.getSpanContext(unit.parent);
+    return spanContext ? [{ context: spanContext }] : [];
+  });
+  return tracer().startActiveSpan(SPANS.batch, { kind: SpanKind.CONSUMER, links }, async (batchSpan) => {
+    annotate(batchSpan, () => ({
+      [ATTRIBUTES.messagingSystem]: 'aws_sqs', 'messaging.batch.message_count': records.length,
+      ...(options.workerVersion ? { [ATTRIBUTES.workerVersion]: options.workerVersion } : {}),
+    }));
+    try {
+      return await processUnits(units, options, batchSpan);
+    } finally {
+      batchSpan.end();
+    }
+  });
+}
+
+async function processUnits(units: readonly Unit[], options: ProcessBatchOptions, batchSpan: Span): Promise<RecordOutcome[]> {
+  const settings = withDefaults(defaults, options);
+  const fifo = units[0]?.record.eventSourceARN.endsWith('.fifo') ?? false;
+  const outcomes: RecordOutcome[] = new Array(units.length);
+  const receivedMs = Date.now();
 
   // In-batch duplicates (same key, same payload) wait for their first copy and share its fate.
   const leaders = new Map<string, Promise<RecordOutcome>>();
@@ -80,8 +107,17 @@ export async function processBatch(records: readonly SQSRecord[], options: Proce
   deadlineTimer.unref();
 
   // Whatever one record throws stays that record's failure: the batch itself never throws.
-  const runUnit = (unit: Unit, blocked: boolean): Promise<RecordOutcome> =>
-    startUnit(unit, blocked).catch((error: unknown) => settle(unit, classify(error)));
+  const runUnit = (unit: Unit, blocked: boolean): Promise<RecordOutcome> => {
+    queueWaitSpan(unit, receivedMs);
+    return tracer().startActiveSpan(SPANS.record, { kind: SpanKind.CONSUMER, links: [{ context: batchSpan.spanContext() }] }, unit.parent, async (span) => {
+      annotate(span, () => recordAttributes(unit, options.workerVersion));
+      const outcome = await startUnit(unit, blocked).catch((error: unknown) => settle(unit, classify(error)));
+      annotate(span, () => ({ [ATTRIBUTES.outcome]: outcome.status }));
+      if (outcome.status === 'retry' || outcome.status === 'dead-lettered') failSpan(span, outcome.error);
+      span.end();
+      return outcome;
+    });
+  };
 
   const startUnit = async (unit: Unit, blocked: boolean): Promise<RecordOutcome> => {
     const { record, envelope } = unit;
@@ -192,11 +228,35 @@ function touched(envelope: Envelope, resourcesOf: (envelope: Envelope) => readon
 }
 
 function parse(record: SQSRecord, index: number): Unit {
+  const parent = contextOfRecord(record);
   try {
-    return { index, record, envelope: parseEnvelope(record.body) };
+    return { index, record, parent, envelope: parseEnvelope(record.body) };
   } catch (error) {
-    return { index, record, parseError: classify(error) };
+    return { index, record, parent, parseError: classify(error) };
   }
+}
+
+function recordAttributes(unit: Unit, workerVersion: string | undefined) {
+  const { record, envelope } = unit;
+  return {
+    [ATTRIBUTES.messagingSystem]: 'aws_sqs',
+    [ATTRIBUTES.messageId]: record.messageId,
+    [ATTRIBUTES.attempt]: Number(record.attributes.ApproximateReceiveCount ?? 1),
+    ...(workerVersion ? { [ATTRIBUTES.workerVersion]: workerVersion } : {}),
+    ...(envelope ? {
+      [ATTRIBUTES.jobId]: envelope.jobId, [ATTRIBUTES.jobType]: envelope.type,
+      [ATTRIBUTES.idempotencyKey]: envelope.idempotencyKey, [ATTRIBUTES.resource]: envelope.resourceId,
+    } : {}),
+  };
+}
+
+/** The message's time on the queue, from SQS's `SentTimestamp` to this batch (this delivery's wait). */
+function queueWaitSpan(unit: Unit, receivedMs: number): void {
+  const sentMs = Number(unit.record.attributes.SentTimestamp);
+  if (!Number.isFinite(sentMs) || sentMs <= 0) return;
+  const span = tracer().startSpan(SPANS.queueWait, { startTime: sentMs }, unit.parent);
+  annotate(span, () => ({ [ATTRIBUTES.attempt]: Number(unit.record.attributes.ApproximateReceiveCount ?? 1), [ATTRIBUTES.messageId]: unit.record.messageId }));
+  span.end(Math.max(sentMs, receivedMs));
 }
 
 function retry(unit: Unit, error: BallastError): RecordOutcome {

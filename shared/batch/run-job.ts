@@ -1,8 +1,11 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { trace } from '@opentelemetry/api';
 import type { Envelope } from '../envelope/index.ts';
 import { classify, FatalError, FencedError, REASONS, TransientError, type BallastError } from '../errors/index.ts';
 import { describeIssues, safeParse } from '../validation/index.ts';
 import type { Claim, CommitPlan, Completion, IdempotencyStore } from '../idempotency/index.ts';
+import { lockKey } from '../lock/index.ts';
+import { annotate, ATTRIBUTES, inSpan, SPANS } from '../tracing/index.ts';
 import type { JobHandler } from './types.ts';
 
 export interface RunJobOptions {
@@ -52,11 +55,17 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   });
   if (handler.effects === 'dynamodb') {
     const plan = await handler.plan(contextWith({}));
-    return inPlace('commit', () => options.store.commitOnce(envelope, plan), options, Number.POSITIVE_INFINITY,
-      (failure) => failure.reason === REASONS.transactionConflict);
+    return traceCommit('once', undefined, () => inPlace('commit', () => options.store.commitOnce(envelope, plan), options, Number.POSITIVE_INFINITY,
+      (failure) => failure.reason === REASONS.transactionConflict));
   }
 
-  const claimed = await options.store.claim({ ...envelope, resources: options.resources });
+  const claimed = await inSpan(SPANS.claim, {}, async (span) => {
+    const outcome = await options.store.claim({ ...envelope, resources: options.resources });
+    annotate(span, () => (outcome.kind === 'claimed'
+      ? { [ATTRIBUTES.outcome]: 'claimed', [ATTRIBUTES.fence]: outcome.claim.fence, [ATTRIBUTES.lockKeys]: outcome.claim.resourceIds.map(lockKey) }
+      : { [ATTRIBUTES.outcome]: 'duplicate' }));
+    return outcome;
+  });
   if (claimed.kind === 'duplicate') return claimed;
   const lease = new AbortController();
   const heartbeat = startHeartbeat(claimed.claim, options, lease);
@@ -98,7 +107,25 @@ async function abandon(claim: Claim, options: RunJobOptions): Promise<void> {
  * and replays the external call under the same Idempotency-Key.
  */
 function commitInPlace(claim: Claim, plan: CommitPlan, options: RunJobOptions): Promise<Completion> {
-  return inPlace('claimed commit', () => options.store.commitClaimed(claim, plan), options, claim.leaseUntilMs);
+  return traceCommit('claimed', claim, () => inPlace('claimed commit', () => options.store.commitClaimed(claim, plan), options, claim.leaseUntilMs));
+}
+
+/**
+ * The commit's span: how it ended (`committed`, `duplicate`, or `refused` with the reason and the
+ * transaction's cancellation reasons, which the store adds), and the claim's fence if it had one.
+ */
+function traceCommit(kind: 'once' | 'claimed', claim: Claim | undefined, commit: () => Promise<Completion>): Promise<Completion> {
+  return inSpan(SPANS.commit, {}, async (span) => {
+    annotate(span, () => ({ [ATTRIBUTES.commitKind]: kind, ...(claim ? { [ATTRIBUTES.fence]: claim.fence } : {}) }));
+    try {
+      const completion = await commit();
+      annotate(span, () => ({ [ATTRIBUTES.outcome]: completion.kind }));
+      return completion;
+    } catch (error) {
+      annotate(span, () => ({ [ATTRIBUTES.outcome]: 'refused' }));
+      throw error;
+    }
+  });
 }
 
 /**
@@ -127,6 +154,7 @@ async function inPlace<T>(
       } else {
         options.logger().warn(`${what} failed; retrying in place`, { reason: failure.reason, attempt, delayMs, error: failure });
       }
+      trace.getActiveSpan()?.addEvent('retrying in place', { [ATTRIBUTES.reason]: failure.reason, attempt, delayMs });
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }

@@ -3,7 +3,8 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { countByReason, MetricUnit, type Observability } from '../observability/index.ts';
 import { withDefaults } from '../options/index.ts';
 import { entityKey, STATE_TABLE } from '../tables/index.ts';
-import { decodeValue, encodeValue, invalidatedSchemaVersions, projectItem, type CachedEntity, type CachedValue } from './entity.ts';
+import { decodeEntry, encodeValue, invalidatedSchemaVersions, itemTraceparent, projectItem, type CachedEntity, type CachedValue } from './entity.ts';
+import { annotate, ATTRIBUTES, inSpan, SPANS } from '../tracing/index.ts';
 import { CircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.ts';
 import { connectCacheClient } from './connection.ts';
 import { CacheConfigurationError, CacheUnavailableError } from './errors.ts';
@@ -61,6 +62,8 @@ export type ReadSource = (typeof READ_SOURCES)[keyof typeof READ_SOURCES];
 export interface EntityRead<T extends CachedValue = CachedValue> {
   readonly value: T | undefined;
   readonly source: ReadSource;
+  /** The W3C `traceparent` of the job whose commit wrote this version, when it was traced. */
+  readonly writeTrace?: string;
 }
 
 /** One committed change of an item, as the invalidator learns it from the stream. */
@@ -140,7 +143,7 @@ export class EntityCache {
     // the two, and answering the flight's version would then be a stale read. One tombstone GET
     // (far cheaper than the table read single-flight saves) tells; if it is newer, read again.
     if (joined && read.source !== READ_SOURCES.bypass && (await this.#tombstone(keys)) > (read.value?.version ?? 0)) {
-      read = { value: await this.#readTable(entity, id), source: READ_SOURCES.miss };
+      read = { ...(await this.#readTableEntry(entity, id)), source: READ_SOURCES.miss };
     }
     const metric = read.source === 'hit' ? CACHE_METRICS.hits : read.source === 'miss' ? CACHE_METRICS.misses : CACHE_METRICS.fallbacks;
     this.#options.observability.metrics.addMetric(metric, MetricUnit.Count, 1);
@@ -161,13 +164,19 @@ export class EntityCache {
     // Not behind the breaker: a breaker that is open for a blip would fail every retry of the
     // stream batch in a row and send live invalidations to the on-failure queue, leaving stale
     // entries. Each attempt waits (bounded) for the connection instead.
-    const result = await this.#unguarded('invalidate', () => this.#scripts.invalidate(keys, change.version, this.#options.tombstoneTtlMs));
-    const { metrics } = this.#options.observability;
-    metrics.addMetric(CACHE_METRICS.invalidations, MetricUnit.Count, 1);
-    if (change.committedAtMs !== undefined) {
-      metrics.addMetric(CACHE_METRICS.invalidationLagMs, MetricUnit.Milliseconds, Math.max(0, this.#options.nowMs() - change.committedAtMs));
-    }
-    return result;
+    return inSpan(SPANS.tombstone, {}, async (span) => {
+      annotate(span, () => ({ [ATTRIBUTES.entity]: change.entity, [ATTRIBUTES.entityId]: change.id, [ATTRIBUTES.version]: change.version }));
+      const result = await this.#unguarded('invalidate', () => this.#scripts.invalidate(keys, change.version, this.#options.tombstoneTtlMs));
+      const { metrics } = this.#options.observability;
+      metrics.addMetric(CACHE_METRICS.invalidations, MetricUnit.Count, 1);
+      if (change.committedAtMs !== undefined) {
+        const lagMs = Math.max(0, this.#options.nowMs() - change.committedAtMs);
+        metrics.addMetric(CACHE_METRICS.invalidationLagMs, MetricUnit.Milliseconds, lagMs);
+        annotate(span, () => ({ [ATTRIBUTES.invalidationLagMs]: lagMs }));
+      }
+      annotate(span, () => ({ 'ballast.tombstone.deleted': result.deleted }));
+      return result;
+    });
   }
 
   /**
@@ -211,15 +220,15 @@ export class EntityCache {
     } catch (error) {
       // Unreachable, or an error reply (a bug, logged): either way the caller gets the table's answer.
       if (!(error instanceof CacheUnavailableError)) this.#options.observability.logger.error('cache read failed', { entity: entity.name, id, error: error as Error });
-      return { value: await this.#readTable(entity, id), source: READ_SOURCES.bypass };
+      return { ...(await this.#readTableEntry(entity, id)), source: READ_SOURCES.bypass };
     }
     const [version = null, payload = null] = entry;
-    const cached = payload === null ? undefined : decodeValue(entity, payload, version);
-    if (cached) return { value: cached, source: READ_SOURCES.hit };
+    const cached = payload === null ? undefined : decodeEntry(entity, payload, version);
+    if (cached) return { ...cached, source: READ_SOURCES.hit };
     const readStartedMs = this.#options.nowMs();
-    const value = await this.#readTable(entity, id);
-    if (value) await this.#fill(keys, value, readStartedMs);
-    return { value, source: READ_SOURCES.miss };
+    const read = await this.#readTableEntry(entity, id);
+    if (read.value) await this.#fill(keys, read.value, readStartedMs, read.writeTrace);
+    return { ...read, source: READ_SOURCES.miss };
   }
 
   /** The entry's tombstone version (0 when there is none, or Redis cannot say: the flight's answer stands). */
@@ -232,7 +241,7 @@ export class EntityCache {
   }
 
   /** Fills the entry unless the read is too old; never throws (a failed fill only costs a later miss). */
-  async #fill(keys: EntityCacheKeys, value: CachedValue, readStartedMs: number): Promise<boolean> {
+  async #fill(keys: EntityCacheKeys, value: CachedValue, readStartedMs: number, writeTrace?: string): Promise<boolean> {
     const { observability, nowMs, ttlMs, ttlJitterRatio, random, maxFillDelayMs } = this.#options;
     if (nowMs() - readStartedMs > maxFillDelayMs) {
       countByReason(observability, CACHE_METRICS.fillsRefused, FILL_REFUSALS.tooSlow);
@@ -241,7 +250,7 @@ export class EntityCache {
     try {
       const ttl = jitteredTtlMs(ttlMs, ttlJitterRatio, random);
       // The deadline travels with the command: Redis refuses it if it arrives too late, however late.
-      const outcome = await this.#guarded('fill', () => this.#scripts.fill(keys, value.version, encodeValue(value), ttl, readStartedMs + maxFillDelayMs));
+      const outcome = await this.#guarded('fill', () => this.#scripts.fill(keys, value.version, encodeValue(value, writeTrace), ttl, readStartedMs + maxFillDelayMs));
       if (outcome !== FILL_OUTCOMES.stored) countByReason(observability, CACHE_METRICS.fillsRefused, outcome);
       return outcome === FILL_OUTCOMES.stored;
     } catch (error) {
@@ -251,12 +260,19 @@ export class EntityCache {
   }
 
   async #readTable<T extends CachedValue>(entity: CachedEntity<T>, id: string): Promise<T | undefined> {
+    return (await this.#readTableEntry(entity, id)).value;
+  }
+
+  /** The item's value and the trace of the write it reflects. */
+  async #readTableEntry<T extends CachedValue>(entity: CachedEntity<T>, id: string): Promise<{ value: T | undefined; writeTrace?: string }> {
     const { Item } = await this.#options.documents.send(new GetCommand({
       TableName: this.#options.tableName,
       Key: { [STATE_TABLE.partitionKey]: entityKey(entity.name, id) },
       ConsistentRead: true,
     }));
-    return Item ? projectItem(entity, Item) : undefined;
+    if (!Item) return { value: undefined };
+    const writeTrace = itemTraceparent(Item);
+    return { value: projectItem(entity, Item), ...(writeTrace ? { writeTrace } : {}) };
   }
 
   /**

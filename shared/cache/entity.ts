@@ -1,5 +1,6 @@
 import { safeParse, type Schema } from '../validation/index.ts';
 import { MalformedItemError } from './errors.ts';
+import { TRACE_ATTRIBUTE } from '../tracing/index.ts';
 
 /** What every cached value carries: the item's version (+1 per committed change), which fills and invalidations compare. */
 export interface CachedValue {
@@ -76,7 +77,9 @@ export function invalidatedSchemaVersions(entity: CachedEntity): number[] {
  * @throws MalformedItemError when the schema refuses the item or its output has no integer version
  */
 export function projectItem<T extends CachedValue>(entity: CachedEntity<T>, item: object): T {
-  const parsed = safeParse(entity.schema, item);
+  // The writer's trace context is the framework's, never the entity's (a strict schema would refuse it).
+  const { [TRACE_ATTRIBUTE]: _writeTrace, ...fields } = item as Record<string, unknown>;
+  const parsed = safeParse(entity.schema, fields);
   const problems = parsed.success
     ? (isVersion(parsed.data.version) ? [] : [`version must be an integer >= 0, got ${JSON.stringify(parsed.data.version)}`])
     : parsed.error.issues.map((issue) => `${issue.path.join('.') || '(item)'}: ${issue.message}`);
@@ -93,9 +96,15 @@ export function itemVersion(item: Record<string, unknown> | undefined): number |
   return isVersion(version) ? version : undefined;
 }
 
-/** The JSON stored in the entry's `payload` field. */
-export function encodeValue(value: CachedValue): string {
-  return JSON.stringify(value);
+/** The `traceparent` of the job that last wrote a table item (or a stream image), if it was traced. */
+export function itemTraceparent(item: Record<string, unknown> | undefined): string | undefined {
+  const traceparent = item?.[TRACE_ATTRIBUTE];
+  return typeof traceparent === 'string' ? traceparent : undefined;
+}
+
+/** The JSON stored in the entry's `payload` field: the value, and the trace of the write it reflects. */
+export function encodeValue(value: CachedValue, writeTrace?: string): string {
+  return JSON.stringify(writeTrace ? { ...value, [TRACE_ATTRIBUTE]: writeTrace } : value);
 }
 
 /**
@@ -103,9 +112,17 @@ export function encodeValue(value: CachedValue): string {
  * entry's version (treated as a miss, never served).
  */
 export function decodeValue<T extends CachedValue>(entity: CachedEntity<T>, payload: string, version: string | null): T | undefined {
+  return decodeEntry(entity, payload, version)?.value;
+}
+
+/** {@link decodeValue}, with the `traceparent` of the write the value reflects. */
+export function decodeEntry<T extends CachedValue>(entity: CachedEntity<T>, payload: string, version: string | null): { value: T; writeTrace?: string } | undefined {
   try {
-    const value = projectItem(entity, JSON.parse(payload) as object);
-    return String(value.version) === version ? value : undefined;
+    const stored = JSON.parse(payload) as Record<string, unknown>;
+    const value = projectItem(entity, stored);
+    if (String(value.version) !== version) return undefined;
+    const writeTrace = itemTraceparent(stored);
+    return writeTrace ? { value, writeTrace } : { value };
   } catch {
     return undefined;
   }

@@ -5,7 +5,7 @@
  */
 export { EntityCache, READ_SOURCES, type EntityCacheOptions, type EntityChange, type EntityRead, type ReadSource } from './entity-cache.ts';
 export {
-  decodeValue, defineEntity, encodeValue, invalidatedSchemaVersions, itemVersion, projectItem, type CachedEntity, type CachedValue,
+  decodeEntry, decodeValue, defineEntity, encodeValue, itemTraceparent, invalidatedSchemaVersions, itemVersion, projectItem, type CachedEntity, type CachedValue,
 } from './entity.ts';
 export { BREAKER_STATES, CircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.ts';
 export { connectCacheClient, createCacheClient, type CacheAuth, type CacheConnectionOptions } from './connection.ts';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { CURRENT_SCHEMA_VERSION, ENVELOPE_V1, type Envelope } from './schema.ts';
 import { describeIssues, safeParse } from '../validation/index.ts';
 
@@ -13,7 +14,7 @@ export interface EnvelopeInput {
   readonly idempotencyKey?: string;
   /** @default - a random UUID */
   readonly jobId?: string;
-  /** @default - a random UUID */
+  /** For logs: @default - the active OpenTelemetry span's trace id (an API request's), else a random UUID */
   readonly traceId?: string;
   /** @default 'unknown' */
   readonly producerVersion?: string;
@@ -36,7 +37,7 @@ export function createEnvelope(input: EnvelopeInput): Envelope {
     jobId,
     idempotencyKey: input.idempotencyKey ?? jobId,
     resourceId: input.resourceId,
-    traceId: input.traceId ?? randomUUID(),
+    traceId: input.traceId ?? activeTraceId() ?? randomUUID(),
     producedAt: (input.producedAt ?? new Date()).toISOString(),
     producerVersion: input.producerVersion ?? 'unknown',
     payload: input.payload,
@@ -44,4 +45,10 @@ export function createEnvelope(input: EnvelopeInput): Envelope {
   const parsed = safeParse(ENVELOPE_V1, candidate);
   if (!parsed.success) throw new Error(`invalid envelope: ${describeIssues(parsed.error)}`);
   return parsed.data;
+}
+
+/** The trace id of the active span, so the envelope's log key names the trace the job belongs to. */
+function activeTraceId(): string | undefined {
+  const spanContext = trace.getActiveSpan()?.spanContext();
+  return spanContext && isSpanContextValid(spanContext) ? spanContext.traceId : undefined;
 }

@@ -1,4 +1,6 @@
+import { SpanKind, trace } from '@opentelemetry/api';
 import { FatalError, FencedError, REASONS, TransientError } from '../errors/index.ts';
+import { annotate, ATTRIBUTES, headersOf, inSpan, SPANS } from '../tracing/index.ts';
 
 export interface ExternalCall {
   /** For messages, e.g. `'payment API'`. */
@@ -26,18 +28,25 @@ export interface ExternalCall {
  *
  * @returns the answer's JSON object
  */
-export async function callExternalApi(call: ExternalCall): Promise<Record<string, unknown>> {
+export function callExternalApi(call: ExternalCall): Promise<Record<string, unknown>> {
+  const attributes = { [ATTRIBUTES.externalName]: call.name, 'http.request.method': 'POST', 'url.full': call.url, [ATTRIBUTES.fence]: call.fence };
+  return inSpan(SPANS.external, { kind: SpanKind.CLIENT, attributes }, () => post(call));
+}
+
+async function post(call: ExternalCall): Promise<Record<string, unknown>> {
   let response: Response;
   try {
     response = await fetch(call.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': call.idempotencyKey, 'x-fencing-token': String(call.fence) },
+      // The trace travels on (W3C traceparent): the partner's own spans join the job's trace.
+      headers: { 'content-type': 'application/json', 'idempotency-key': call.idempotencyKey, 'x-fencing-token': String(call.fence), ...headersOf() },
       body: JSON.stringify(call.body),
       signal: AbortSignal.any([call.signal, AbortSignal.timeout(call.timeoutMs ?? 5_000)]),
     });
   } catch (error) {
     throw new TransientError(REASONS.dependencyUnavailable, `${call.name} unreachable: ${(error as Error).message}`, { cause: error });
   }
+  annotate(trace.getActiveSpan(), () => ({ 'http.response.status_code': response.status }));
   if (response.status === 429 || response.status >= 500) {
     throw new TransientError(REASONS.dependencyUnavailable, `${call.name} answered ${response.status}`, { context: { status: response.status } });
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CancellationReason } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { trace } from '@opentelemetry/api';
 import { withDefaults } from '../options/index.ts';
 import {
   FencedError, IdempotencyKeyReusedError, JobInProgressError, LockBusyError, REASONS, requestRejected, TransientError, type BallastError,
@@ -12,6 +13,7 @@ import {
   type IdempotencyRecord, type JobIdentity,
 } from './record.ts';
 import { transactWrite } from './transact.ts';
+import { activeTraceparent, annotate, ATTRIBUTES, TRACE_ATTRIBUTE } from '../tracing/index.ts';
 
 /** A business write that commits in the same transaction as the idempotency record. */
 export interface BusinessWrite {
@@ -96,7 +98,7 @@ export class IdempotencyStore {
    */
   async commitOnce(job: JobIdentity, plan: CommitPlan): Promise<Completion> {
     const times = this.#times();
-    const items = [completeNewRecordItem(this.#table, job, plan.result, times), ...plan.writes.map(withOldItem)];
+    const items = [completeNewRecordItem(this.#table, job, plan.result, times), ...businessItems(plan.writes)];
     const failure = await this.#transact(items);
     if (!failure) return { kind: 'committed', result: plan.result ?? null };
     const [record, ...business] = failure;
@@ -159,7 +161,7 @@ export class IdempotencyStore {
     const failure = await this.#transact([
       completeClaimedRecordItem(this.#table, claim.idempotencyKey, claim.ownerToken, plan.result, times),
       ...locks.map((hold) => releaseLockItem(this.#table, hold)),
-      ...plan.writes.map(withOldItem),
+      ...businessItems(plan.writes),
     ]);
     if (!failure) return { kind: 'committed', result: plan.result ?? null };
     const [record, ...rest] = failure;
@@ -207,8 +209,11 @@ export class IdempotencyStore {
   }
 
   /** Runs a transaction; resolves undefined on success or with the cancellation reasons. */
-  #transact(items: TransactItem[]): Promise<CancellationReason[] | undefined> {
-    return transactWrite(this.#documents, items);
+  async #transact(items: TransactItem[]): Promise<CancellationReason[] | undefined> {
+    const failure = await transactWrite(this.#documents, items);
+    // The claim's or commit's span says why DynamoDB refused it, item by item.
+    if (failure) annotate(trace.getActiveSpan(), () => ({ [ATTRIBUTES.cancellationReasons]: failure.map((reason) => reason.Code ?? 'None') }));
+    return failure;
   }
 
   /** Our write lost to an existing record: a completed duplicate, a live claim, or a reused key. */
@@ -229,6 +234,33 @@ export class IdempotencyStore {
 /** One hold per locked resource: the claim's owner token and fence on each. */
 function holds(claim: Claim): LeaseHold[] {
   return claim.resourceIds.map((resourceId) => ({ resourceId, ownerToken: claim.ownerToken, fence: claim.fence }));
+}
+
+/**
+ * The business writes as transaction items: each returns the item it was refused on, and each
+ * Put or Update stamps the item with the committing span's `traceparent` (when one is traced), so
+ * the stream hands the invalidator the trace of the job that wrote it.
+ */
+function businessItems(writes: readonly BusinessWrite[]): TransactItem[] {
+  const traceparent = activeTraceparent();
+  return writes.map((write) => (traceparent ? withTraceparent(withOldItem(write), traceparent) : withOldItem(write)));
+}
+
+/** Adds `TRACE_ATTRIBUTE = traceparent` to a Put's item or an Update's SET clause; other kinds are left as they are. */
+export function withTraceparent(item: TransactItem, traceparent: string): TransactItem {
+  if (item.Put) return { Put: { ...item.Put, Item: { ...item.Put.Item, [TRACE_ATTRIBUTE]: traceparent } } };
+  if (!item.Update) return item;
+  const expression = item.Update.UpdateExpression ?? '';
+  // SET is a reserved word, so as a bare token it can only be the clause keyword.
+  const set = /\bSET\b/i;
+  return {
+    Update: {
+      ...item.Update,
+      UpdateExpression: set.test(expression) ? expression.replace(set, 'SET #ballastTrace = :ballastTrace,') : `${expression} SET #ballastTrace = :ballastTrace`.trim(),
+      ExpressionAttributeNames: { ...item.Update.ExpressionAttributeNames, '#ballastTrace': TRACE_ATTRIBUTE },
+      ExpressionAttributeValues: { ...item.Update.ExpressionAttributeValues, ':ballastTrace': traceparent },
+    },
+  };
 }
 
 /** A conditional business write returns the item it was refused on, for its `onConditionFailed`. */

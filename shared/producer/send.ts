@@ -1,13 +1,17 @@
 import { SendMessageBatchCommand, type MessageAttributeValue, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Envelope } from '../envelope/index.ts';
 import { isRetryableAwsError } from '../errors/index.ts';
 import { withDefaults } from '../options/index.ts';
 import { ProducerConfigurationError } from './errors.ts';
 import { messageDeduplicationId, messageGroupId } from './fifo.ts';
 import { assertMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './size.ts';
+import { ATTRIBUTES, messageAttributesOf, SPANS, tracer } from '../tracing/index.ts';
 
 /** SQS's cap on entries per SendMessageBatch. */
 const MAX_BATCH_ENTRIES = 10;
+/** SQS's cap on message attributes per message. */
+const MAX_MESSAGE_ATTRIBUTES = 10;
 
 export interface SendOptions {
   /**
@@ -83,11 +87,26 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
   }
   const fifo = o.fifo ?? queueUrl.endsWith('.fifo');
   const attributes = o.messageAttributes ?? {};
-  const entries = envelopes.map((envelope) => {
+  const queueName = queueUrl.slice(queueUrl.lastIndexOf('/') + 1);
+  const entryOf = (envelope: Envelope): Entry => {
     const body = JSON.stringify(envelope);
-    const sizeBytes = assertMessageSize(body, o.maxMessageBytes, `job ${envelope.jobId} (${envelope.type}, ${envelope.resourceId})`, attributes);
-    return { envelope, body, sizeBytes };
-  });
+    const span = produceSpan(envelope, queueName);
+    const traced = tracedAttributes(attributes, span);
+    try {
+      const sizeBytes = assertMessageSize(body, o.maxMessageBytes, `job ${envelope.jobId} (${envelope.type}, ${envelope.resourceId})`, traced);
+      return { envelope, body, sizeBytes, attributes: traced, span };
+    } catch (error) {
+      endFailed(span, (error as Error).message);
+      throw error;
+    }
+  };
+  const entries: Entry[] = [];
+  try {
+    for (const envelope of envelopes) entries.push(entryOf(envelope));
+  } catch (error) {
+    for (const entry of entries) endFailed(entry.span, 'not sent: another message of the call is too large');
+    throw error;
+  }
   const batches = sizedBatches(entries, o.maxMessageBytes);
   const sent: SentJob[] = [];
   const failed: FailedJob[] = [];
@@ -102,7 +121,7 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
       const toRequest = (entry: (typeof pending)[number]): SendMessageBatchRequestEntry => ({
         Id: entry.id,
         MessageBody: entry.body,
-        ...(Object.keys(attributes).length > 0 ? { MessageAttributes: attributes } : {}),
+        ...(Object.keys(entry.attributes).length > 0 ? { MessageAttributes: entry.attributes } : {}),
         ...(fifo ? { MessageGroupId: messageGroupId(entry.envelope), MessageDeduplicationId: messageDeduplicationId(entry.envelope) } : {}),
       });
       try {
@@ -110,7 +129,11 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
         const byId = new Map(pending.map((entry) => [entry.id, entry]));
         for (const ok of out.Successful ?? []) {
           const entry = byId.get(ok.Id ?? '');
-          if (entry) sent.push({ envelope: entry.envelope, messageId: ok.MessageId ?? '', attempts: attempt });
+          if (entry) {
+            sent.push({ envelope: entry.envelope, messageId: ok.MessageId ?? '', attempts: attempt });
+            entry.span.setAttribute(ATTRIBUTES.messageId, ok.MessageId ?? '');
+            entry.span.end();
+          }
           byId.delete(ok.Id ?? '');
         }
         for (const bad of out.Failed ?? []) {
@@ -119,6 +142,7 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
           byId.delete(bad.Id ?? '');
           if (bad.SenderFault || attempt >= o.maxAttempts) {
             failed.push({ envelope: entry.envelope, code: bad.Code ?? 'Unknown', message: bad.Message ?? '', senderFault: bad.SenderFault === true, attempts: attempt });
+            endFailed(entry.span, `${bad.Code ?? 'Unknown'}: ${bad.Message ?? ''}`);
           } else {
             retry.push(entry);
           }
@@ -129,7 +153,10 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
         const name = error instanceof Error ? error.name : 'Error';
         const message = error instanceof Error ? error.message : String(error);
         if (!isRetryableAwsError(error) || attempt >= o.maxAttempts) {
-          for (const entry of pending) failed.push({ envelope: entry.envelope, code: name, message, senderFault: !isRetryableAwsError(error), attempts: attempt });
+          for (const entry of pending) {
+            failed.push({ envelope: entry.envelope, code: name, message, senderFault: !isRetryableAwsError(error), attempts: attempt });
+            endFailed(entry.span, `${name}: ${message}`);
+          }
         } else {
           retry.push(...pending);
         }
@@ -159,6 +186,42 @@ interface Entry {
   readonly envelope: Envelope;
   readonly body: string;
   readonly sizeBytes: number;
+  /** The caller's attributes plus the message's own trace context. */
+  readonly attributes: Record<string, MessageAttributeValue>;
+  /** The message's produce span, ended when SQS accepted or finally refused it. */
+  readonly span: Span;
+}
+
+/** One PRODUCER span per message, child of whatever is active (an API request's span, say). */
+function produceSpan(envelope: Envelope, queueName: string): Span {
+  return tracer().startSpan(SPANS.produce, {
+    kind: SpanKind.PRODUCER,
+    attributes: {
+      [ATTRIBUTES.messagingSystem]: 'aws_sqs', [ATTRIBUTES.queue]: queueName, [ATTRIBUTES.jobId]: envelope.jobId,
+      [ATTRIBUTES.jobType]: envelope.type, [ATTRIBUTES.idempotencyKey]: envelope.idempotencyKey, [ATTRIBUTES.resource]: envelope.resourceId,
+    },
+  });
+}
+
+/**
+ * The message's attributes with its produce span's context (`traceparent`), so the worker's span
+ * continues the trace. A caller already using all ten attributes keeps them, untraced: SQS
+ * would refuse an eleventh.
+ */
+function tracedAttributes(attributes: Record<string, MessageAttributeValue>, span: Span): Record<string, MessageAttributeValue> {
+  const carried = messageAttributesOf(trace.setSpan(context.active(), span));
+  const names = Object.keys(carried).filter((name) => !(name in attributes));
+  if (names.length === 0) return attributes;
+  if (Object.keys(attributes).length + names.length > MAX_MESSAGE_ATTRIBUTES) {
+    span.addEvent('trace context not propagated: the message already has 10 attributes');
+    return attributes;
+  }
+  return { ...attributes, ...Object.fromEntries(names.map((name) => [name, carried[name] as MessageAttributeValue])) };
+}
+
+function endFailed(span: Span, message: string): void {
+  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.end();
 }
 
 /** Batches of at most 10 entries whose total size stays within the limit (SQS's batch rule). */
