@@ -53,7 +53,7 @@ describe('tracing: one trace per job through the worker (OpenTelemetry SDK regis
     // AND the account item names the span of the commit that wrote it
     const committed = commits.find((c) => c.attributes[ATTRIBUTES.outcome] === 'committed') as SpanRecord;
     const account = await h.account('acc-traced-crash');
-    assert.equal(account?.[TRACE_ATTRIBUTE], `00-${committed.traceId}-${committed.spanId}-01`);
+    assert.equal((account as Record<string, unknown> | undefined)?.[TRACE_ATTRIBUTE], `00-${committed.traceId}-${committed.spanId}-01`);
     // AND the batches link to the record's trace
     const batches = spans.filter((span) => span.name === SPANS.batch && span.links.some((link) => link.traceId === produce.traceId));
     assert.equal(batches.length, 2);
