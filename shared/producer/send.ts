@@ -93,8 +93,8 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
     const span = produceSpan(envelope, queueName);
     const traced = tracedAttributes(attributes, span);
     try {
-      const sizeBytes = assertMessageSize(body, o.maxMessageBytes, `job ${envelope.jobId} (${envelope.type}, ${envelope.resourceId})`, traced);
-      return { envelope, body, sizeBytes, attributes: traced, span };
+      const sizeBytes = assertMessageSize(body, o.maxMessageBytes, `job ${envelope.jobId} (${envelope.type}, ${envelope.resourceId})`, traced.attributes);
+      return { envelope, body, sizeBytes, span, ...traced };
     } catch (error) {
       endFailed(span, (error as Error).message);
       throw error;
@@ -122,6 +122,7 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
         Id: entry.id,
         MessageBody: entry.body,
         ...(Object.keys(entry.attributes).length > 0 ? { MessageAttributes: entry.attributes } : {}),
+        ...(entry.awsTraceHeader ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: entry.awsTraceHeader } } } : {}),
         ...(fifo ? { MessageGroupId: messageGroupId(entry.envelope), MessageDeduplicationId: messageDeduplicationId(entry.envelope) } : {}),
       });
       try {
@@ -190,7 +191,11 @@ interface Entry {
   readonly attributes: Record<string, MessageAttributeValue>;
   /** The message's produce span, ended when SQS accepted or finally refused it. */
   readonly span: Span;
+  /** X-Ray's trace header, sent as the `AWSTraceHeader` system attribute. */
+  readonly awsTraceHeader?: string;
 }
+
+const X_RAY_HEADER = 'x-amzn-trace-id';
 
 /** One PRODUCER span per message, child of whatever is active (an API request's span, say). */
 function produceSpan(envelope: Envelope, queueName: string): Span {
@@ -208,8 +213,16 @@ function produceSpan(envelope: Envelope, queueName: string): Span {
  * continues the trace. A caller already using all ten attributes keeps them, untraced: SQS
  * would refuse an eleventh.
  */
-function tracedAttributes(attributes: Record<string, MessageAttributeValue>, span: Span): Record<string, MessageAttributeValue> {
+function tracedAttributes(attributes: Record<string, MessageAttributeValue>, span: Span): Pick<Entry, 'attributes' | 'awsTraceHeader'> {
   const carried = messageAttributesOf(trace.setSpan(context.active(), span));
+  // X-Ray's header (when the X-Ray propagator is registered) is SQS's own system attribute, not a message attribute.
+  const xRay = Object.keys(carried).find((name) => name.toLowerCase() === X_RAY_HEADER);
+  const awsTraceHeader = xRay ? carried[xRay]?.StringValue : undefined;
+  if (xRay) delete carried[xRay];
+  return { attributes: withTraceContext(attributes, carried, span), ...(awsTraceHeader ? { awsTraceHeader } : {}) };
+}
+
+function withTraceContext(attributes: Record<string, MessageAttributeValue>, carried: Record<string, MessageAttributeValue>, span: Span): Record<string, MessageAttributeValue> {
   const names = Object.keys(carried).filter((name) => !(name in attributes));
   if (names.length === 0) return attributes;
   if (Object.keys(attributes).length + names.length > MAX_MESSAGE_ATTRIBUTES) {

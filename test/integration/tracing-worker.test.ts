@@ -1,6 +1,8 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { context, trace } from '@opentelemetry/api';
+import { context, propagation, trace, type TextMapPropagator } from '@opentelemetry/api';
+import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { object } from 'zod/mini';
 import { sendEnvelopes } from '../../shared/producer/index.ts';
@@ -115,5 +117,41 @@ describe('tracing: one trace per job through the worker (OpenTelemetry SDK regis
     assert.deepEqual([record.attributes[ATTRIBUTES.outcome], record.attributes[ATTRIBUTES.reason], record.status.code], ['retry', 'fenced', 'ERROR']);
     assert.equal(commit.parentSpanId, record.spanId);
     assert.equal(only(ofTrace(produce.traceId, SPANS.visibilityBackoff), 'backoff').parentSpanId, produce.spanId);
+  });
+
+  it('with X-Ray\'s propagator registered too (as the layer\'s OTEL_PROPAGATORS does), its header is sent as SQS\'s AWSTraceHeader', async () => {
+    // A stand-in for the layer's X-Ray propagator: it writes its header for any valid context.
+    const xRay: TextMapPropagator = {
+      inject: (ctx, carrier, setter) => {
+        const spanContext = trace.getSpanContext(ctx);
+        if (spanContext) setter.set(carrier, 'X-Amzn-Trace-Id', `Root=1-${spanContext.traceId.slice(0, 8)}-${spanContext.traceId.slice(8)};Parent=${spanContext.spanId};Sampled=1`);
+      },
+      extract: (ctx) => ctx,
+      fields: () => ['X-Amzn-Trace-Id'],
+    };
+    propagation.disable();
+    propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), xRay] }));
+    try {
+      const queues = await h.queues();
+      const job = h.envelope({ resourceId: 'acc-xray', payload: { amount: 1 } });
+      // fauxqs keeps no AWSTraceHeader, so the request itself is read.
+      const sentEntries: SendMessageBatchRequestEntry[] = [];
+      h.local.sqs.middlewareStack.add((next) => async (args) => {
+        sentEntries.push(...((args.input as { Entries?: SendMessageBatchRequestEntry[] }).Entries ?? []));
+        return next(args);
+      }, { step: 'initialize', name: 'readSentEntries' });
+      try {
+        await sendEnvelopes(h.local.sqs, queues.url, [job]);
+      } finally {
+        h.local.sqs.middlewareStack.remove('readSentEntries');
+      }
+      const produce = only(spans.filter((span) => span.name === SPANS.produce && span.attributes[ATTRIBUTES.jobId] === job.jobId), 'produce span');
+      const entry = sentEntries[0];
+      assert.equal(entry?.MessageSystemAttributes?.AWSTraceHeader?.StringValue, `Root=1-${produce.traceId.slice(0, 8)}-${produce.traceId.slice(8)};Parent=${produce.spanId};Sampled=1`);
+      assert.deepEqual(Object.keys(entry?.MessageAttributes ?? {}), ['traceparent'], 'X-Ray\'s header is not also a message attribute');
+    } finally {
+      propagation.disable();
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    }
   });
 });
