@@ -1,4 +1,5 @@
 import type { MiddlewareObj } from '@middy/core';
+import { trace } from '@opentelemetry/api';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, GetQueueUrlCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
@@ -81,6 +82,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
           jobId: envelope.jobId, jobType: envelope.type, idempotencyKey: envelope.idempotencyKey,
           lockKey: lockKey(envelope.resourceId), traceId: envelope.traceId,
         } : {}),
+        ...otelTraceIdOf(record),
       },
     }));
   };
@@ -224,6 +226,15 @@ function backoffSpan(outcome: Extract<RecordOutcome, { status: 'retry' }>, backo
     ...(outcome.error.context.leaseUntilMs === undefined ? {} : { [ATTRIBUTES.lockHeldUntilMs]: Number(outcome.error.context.leaseUntilMs) }),
   }));
   return span;
+}
+
+/**
+ * The OpenTelemetry trace the record continues (`ballast trace <otelTraceId>`), when its producer
+ * sent one: the envelope's `traceId` is the producer's log key and need not be a trace id.
+ */
+function otelTraceIdOf(record: SQSRecord): { otelTraceId?: string } {
+  const spanContext = trace.getSpanContext(contextOfRecord(record));
+  return spanContext ? { otelTraceId: spanContext.traceId } : {};
 }
 
 /** How many records of the batch ended which way: its metrics and its summary line. */

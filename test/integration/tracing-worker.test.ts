@@ -11,6 +11,7 @@ import type { ExternalJob } from '../../shared/batch/index.ts';
 import type { SpanRecord } from '../../shared/operations/trace-model.ts';
 import { registerProcessTracing } from '../../local/tracing/index.ts';
 import { useWorkerHarness } from '../helpers/worker-harness.ts';
+import { captureOutput } from '../helpers/output.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -101,7 +102,7 @@ describe('tracing: one trace per job through the worker (OpenTelemetry SDK regis
     const job = h.envelope({ type: taken.type, resourceId: 'res-fenced', payload: {} });
     await sendEnvelopes(h.local.sqs, queues.url, [job]);
     // WHEN it commits
-    const delivery = await h.deliver(queues, worker);
+    const { value: delivery, output } = await captureOutput(() => h.deliver(queues, worker));
     assert.equal(delivery.failed.size, 1, 'the record is retried');
     // THEN its trace shows the claim, then the commit refused by the fence
     const produce = only(spans.filter((span) => span.name === SPANS.produce && span.attributes[ATTRIBUTES.jobId] === job.jobId), 'produce span');
@@ -116,6 +117,7 @@ describe('tracing: one trace per job through the worker (OpenTelemetry SDK regis
     const record = only(ofTrace(produce.traceId, SPANS.record), 'record');
     assert.deepEqual([record.attributes[ATTRIBUTES.outcome], record.attributes[ATTRIBUTES.reason], record.status.code], ['retry', 'fenced', 'ERROR']);
     assert.equal(commit.parentSpanId, record.spanId);
+    assert.equal(output.logs.find((log) => log.message === 'job will be retried')?.otelTraceId, produce.traceId, 'its log line names the trace');
     assert.equal(only(ofTrace(produce.traceId, SPANS.visibilityBackoff), 'backoff').parentSpanId, produce.spanId);
   });
 
