@@ -1,9 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { build } from 'esbuild';
 import { startDynamoDb, startSqs, type Engine, type SqsEngine } from '../../local/engines/index.ts';
 import { startDynamoDbFaultProxy } from '../../local/faults/index.ts';
-import { BUNDLE_ENTRIES } from '../../workloads/accounts/bench/throughput/bundles.ts';
+import { BUNDLE_ENTRIES, OPENTELEMETRY_API_ENTRY, buildLikeTheStack, measureBuild } from '../../workloads/accounts/bench/throughput/bundles.ts';
 import { runVariant, type RunOptions } from '../../workloads/accounts/bench/throughput/run.ts';
 import { creditTraffic } from '../../workloads/accounts/bench/throughput/workload.ts';
 
@@ -96,16 +95,49 @@ describe('throughput bench: the variants, the driver, the crash-after-effect', (
     for (const result of [transaction, ballast]) assert.deepEqual([result.variant, result.overApplied, result.lost, result.deadLettered], [result.variant, 0, 0, 0]);
   });
 
-  it('the worker bundle leaves the cache client out: its readiness ping speaks RESP itself', async () => {
-    const result = await build({
-      entryPoints: [BUNDLE_ENTRIES.worker], bundle: true, platform: 'node', format: 'esm', target: 'node24', minify: true, metafile: true, write: false,
-      mainFields: ['module', 'main'], outfile: 'index.mjs', logLevel: 'silent',
-    });
-    // What reached the output: the inputs list also holds the files esbuild parsed, then shook out.
-    const inputs = Object.values(result.metafile.outputs).flatMap((output) =>
-      Object.entries(output.inputs).filter(([, input]) => input.bytesInOutput > 0).map(([file]) => file));
+  it("the worker bundle leaves the cache client out (its readiness ping speaks RESP itself), and carries of tracing only the OpenTelemetry API and ballast's helpers", async () => {
+    // WHEN the worker, and the API alone, are built as the stack builds them (in memory)
+    const worker = await buildLikeTheStack(BUNDLE_ENTRIES.worker, 'index.mjs', false);
+    const api = await buildLikeTheStack(OPENTELEMETRY_API_ENTRY, 'index.mjs', false);
+    // THEN the ping is in, the cache client is not, and only the English messages of zod are
+    const inputs = Object.keys(worker.inputs);
     assert.ok(inputs.some((input) => input.includes('shared/readiness/cache-ping.ts')), 'the ping is in');
     assert.deepEqual(inputs.filter((input) => /node_modules\/(ioredis|@ioredis)\//.test(input)), []);
     assert.deepEqual(inputs.filter((input) => /zod\/v4\/locales\/(?!en)/.test(input)), [], 'only the English messages of zod');
+    // AND the instrumented pipeline brings in tracing, counted: the API and the helpers, never the SDK (a layer's, on AWS)
+    assert.ok(inputs.some((input) => input.startsWith('node_modules/@opentelemetry/api/')), 'the API is in');
+    assert.ok(inputs.some((input) => input.startsWith('shared/tracing/')), 'the helpers are in');
+    assert.deepEqual(inputs.filter((input) => /node_modules\/@opentelemetry\/(?!api\/)/.test(input)), [], 'only the API of OpenTelemetry');
+    assert.ok(worker.tracingBytes > 0 && worker.tracingBytes < worker.bytes, JSON.stringify({ bytes: worker.bytes, tracingBytes: worker.tracingBytes }));
+    // AND the API alone, the yardstick of tracing's growth, is measured
+    assert.ok(api.bytes > 0 && api.tracingBytes > 0 && api.tracingBytes <= api.bytes, JSON.stringify({ bytes: api.bytes, tracingBytes: api.tracingBytes }));
+  });
+});
+
+describe('throughput bench: measureBuild', () => {
+  it('counts as tracing the bytes in the code of the OpenTelemetry packages and shared/tracing, and only those that reached it', () => {
+    // GIVEN a build's metafile: inputs in the code, one shaken out, and the source map
+    const metafile = {
+      inputs: {},
+      outputs: {
+        '../tmp/worker/index.mjs.map': { bytes: 900, inputs: {}, imports: [], exports: [] },
+        '../tmp/worker/index.mjs': {
+          bytes: 500, imports: [], exports: [], entryPoint: 'functions/worker/index.ts',
+          inputs: {
+            'functions/worker/index.ts': { bytesInOutput: 200 },
+            'node_modules/@opentelemetry/api/build/esm/api/trace.js': { bytesInOutput: 60 },
+            'node_modules/@opentelemetry/api/build/esm/baggage/utils.js': { bytesInOutput: 0 },
+            'node_modules/@aws-sdk/client-sqs/node_modules/@opentelemetry/api/build/esm/api/context.js': { bytesInOutput: 5 },
+            'shared/tracing/spans.ts': { bytesInOutput: 30 },
+            'shared/batch/process-batch.ts': { bytesInOutput: 100 },
+          },
+        },
+      },
+    };
+    // WHEN it is measured
+    const built = measureBuild(metafile);
+    // THEN the code and the map are told apart, the shaken-out input is dropped, and tracing is the API's and the helpers' bytes
+    assert.deepEqual([built.bytes, built.mapBytes, built.tracingBytes], [500, 900, 60 + 5 + 30]);
+    assert.equal(Object.keys(built.inputs).length, 5);
   });
 });

@@ -145,6 +145,9 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
     target(`units over-applied or lost by ballast, ${(options.crashRate * 100).toFixed(0)} % crash-after-effect`, ballastCrash.overApplied + ballastCrash.lost, 'most', 0),
     target('bundle bytes, ballast ÷ Powertools (same job)', bundles.ballast.bytes / bundles.powertools.bytes, 'most', 1),
     target('cold import, ballast ÷ Powertools (same job)', bundles.ballast.coldImportMs / bundles.powertools.coldImportMs, 'most', 1),
+    // Tracing ships the OpenTelemetry API only (the SDK is the layer's): what it adds to the worker
+    // (the API's code that survives tree-shaking, plus shared/tracing) against the API's own bundle.
+    target("bundle growth from tracing ÷ the OpenTelemetry API's own size (worker as deployed)", bundles.worker.tracingBytes / bundles.openTelemetryApi.bytes, 'most', 1),
   ];
   return {
     date: new Date().toISOString(), machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,

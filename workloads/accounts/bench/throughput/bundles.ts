@@ -1,16 +1,27 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type BuildOptions, type Metafile, type StdinOptions } from 'esbuild';
 
-/** One Lambda entry built the way the stack builds its functions. */
-export interface BundleMeasure {
-  readonly name: string;
+/** What one build put out: `index.mjs` and its map, and what of it came from tracing. */
+export interface BuiltBundle {
   /** Minified `index.mjs`, bytes. */
   readonly bytes: number;
   /** Its source map, bytes (without `sourcesContent`, as the stack ships it). */
   readonly mapBytes: number;
+  /**
+   * Of `bytes`, those from tracing: the OpenTelemetry packages (`node_modules/@opentelemetry/`) and
+   * ballast's helpers over them (`shared/tracing/`), as esbuild's metafile counts them in the output.
+   */
+  readonly tracingBytes: number;
+  /** Bytes in `index.mjs` by input, only the inputs that reached it (esbuild also lists those it shook out). */
+  readonly inputs: Readonly<Record<string, number>>;
+}
+
+/** One Lambda entry built the way the stack builds its functions, and imported cold. */
+export interface BundleMeasure extends Omit<BuiltBundle, 'inputs'> {
+  readonly name: string;
   /** Median ms to import the bundle in a fresh Node process, without and with `--enable-source-maps`. */
   readonly coldImportMs: number;
   readonly coldImportSourceMapsMs: number;
@@ -27,7 +38,58 @@ export const BUNDLE_ENTRIES = {
   powertools: join(ROOT, 'workloads/accounts/bench/throughput/powertools-entry.ts'),
   worker: join(ROOT, 'functions/worker/index.ts'),
 } as const;
-type BundleName = keyof typeof BUNDLE_ENTRIES;
+
+/**
+ * The OpenTelemetry API alone, everything it exports: the size issue 16 bounds tracing's growth
+ * by (on AWS the SDK comes from a layer, so the bundles carry only the API).
+ */
+export const OPENTELEMETRY_API_ENTRY: StdinOptions = {
+  contents: "export * from '@opentelemetry/api';", resolveDir: ROOT, sourcefile: 'opentelemetry-api.ts', loader: 'ts',
+};
+
+type BundleName = keyof typeof BUNDLE_ENTRIES | 'openTelemetryApi';
+const ENTRIES: Record<BundleName, string | StdinOptions> = { ...BUNDLE_ENTRIES, openTelemetryApi: OPENTELEMETRY_API_ENTRY };
+
+/**
+ * The options `BallastFunction` gives esbuild: ESM, node24, minified, source map without its
+ * sources, nothing external, run from the project root (as the CDK runs it).
+ */
+const STACK_BUILD_OPTIONS = {
+  absWorkingDir: ROOT, bundle: true, platform: 'node', format: 'esm', target: 'node24', minify: true, sourcemap: true, sourcesContent: false,
+  mainFields: ['module', 'main'], logLevel: 'error',
+  banner: { js: "import { createRequire as __ballastCreateRequire } from 'node:module'; const require = __ballastCreateRequire(import.meta.url);" },
+} satisfies BuildOptions;
+
+/**
+ * Builds `entry`, a file or the source of one, with the stack's options to `outfile`, which is
+ * written unless `write` is false, and measures what came out.
+ */
+export async function buildLikeTheStack(entry: string | StdinOptions, outfile: string, write = true): Promise<BuiltBundle> {
+  const result = await build({
+    ...STACK_BUILD_OPTIONS, ...(typeof entry === 'string' ? { entryPoints: [entry] } : { stdin: entry }), outfile, write, metafile: true,
+  });
+  return measureBuild(result.metafile);
+}
+
+const isTracingInput = (path: string) => path.includes('node_modules/@opentelemetry/') || path.startsWith('shared/tracing/');
+
+/**
+ * Sizes from a one-entry build's metafile (input paths relative to the project root, the build's
+ * working directory): the `.mjs` output, its `.map`, and the `.mjs`'s bytes by input.
+ */
+export function measureBuild(metafile: Metafile): BuiltBundle {
+  const outputs = Object.entries(metafile.outputs);
+  const code = outputs.find(([path]) => path.endsWith('.mjs'));
+  if (!code) throw new Error(`no .mjs among the build's outputs: ${outputs.map(([path]) => path).join(', ')}`);
+  const inputs = Object.fromEntries(Object.entries(code[1].inputs)
+    .filter(([, input]) => input.bytesInOutput > 0).map(([path, input]) => [path, input.bytesInOutput]));
+  return {
+    bytes: code[1].bytes,
+    mapBytes: outputs.find(([path]) => path.endsWith('.mjs.map'))?.[1].bytes ?? 0,
+    tracingBytes: Object.entries(inputs).reduce((sum, [path, bytes]) => sum + (isTracingInput(path) ? bytes : 0), 0),
+    inputs,
+  };
+}
 
 /** The environment both need at import (config is read at cold start); nothing is called. */
 const IMPORT_ENV = {
@@ -37,23 +99,16 @@ const IMPORT_ENV = {
 };
 
 /**
- * Builds each entry with the options `BallastFunction` gives esbuild (ESM, node24, minified, source
- * map, nothing external), then imports each in fresh processes, alternating, `imports` times.
+ * Builds each entry, and the OpenTelemetry API alone, like the stack (`buildLikeTheStack`), then
+ * imports each in fresh processes, alternating, `imports` times.
  */
 export async function measureBundles(imports: number): Promise<Record<BundleName, BundleMeasure>> {
   const dir = mkdtempSync(join(tmpdir(), 'ballast-bundles-'));
   try {
-    const files = {} as Record<BundleName, string>;
-    for (const [name, entry] of Object.entries(BUNDLE_ENTRIES) as [BundleName, string][]) {
-      const outfile = join(dir, name, 'index.mjs');
-      await build({
-        entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node24', minify: true, sourcemap: true, sourcesContent: false,
-        mainFields: ['module', 'main'], logLevel: 'error',
-        banner: { js: "import { createRequire as __ballastCreateRequire } from 'node:module'; const require = __ballastCreateRequire(import.meta.url);" },
-      });
-      files[name] = outfile;
-    }
-    const names = Object.keys(BUNDLE_ENTRIES) as BundleName[];
+    const names = Object.keys(ENTRIES) as BundleName[];
+    const files = Object.fromEntries(names.map((name) => [name, join(dir, name, 'index.mjs')])) as Record<BundleName, string>;
+    const built = {} as Record<BundleName, BuiltBundle>;
+    for (const name of names) built[name] = await buildLikeTheStack(ENTRIES[name], files[name]);
     const times = Object.fromEntries(names.map((name) => [name, { plain: [] as number[], maps: [] as number[] }])) as Record<BundleName, { plain: number[]; maps: number[] }>;
     for (let round = 0; round < imports; round += 1) {
       // Rotated, so no entry always runs first (or right after a given other).
@@ -63,10 +118,10 @@ export async function measureBundles(imports: number): Promise<Record<BundleName
       }
     }
     const measure = (name: BundleName): BundleMeasure => ({
-      name, bytes: statSync(files[name]).size, mapBytes: statSync(`${files[name]}.map`).size,
+      name, bytes: built[name].bytes, mapBytes: built[name].mapBytes, tracingBytes: built[name].tracingBytes,
       coldImportMs: median(times[name].plain), coldImportSourceMapsMs: median(times[name].maps),
     });
-    return { ballast: measure('ballast'), powertools: measure('powertools'), worker: measure('worker') };
+    return { ballast: measure('ballast'), powertools: measure('powertools'), worker: measure('worker'), openTelemetryApi: measure('openTelemetryApi') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
