@@ -9,6 +9,7 @@ import { BallastNetwork } from './constructs/network.ts';
 import { BallastObservability } from './constructs/observability.ts';
 import { QueueWorker } from './constructs/queue-worker.ts';
 import { ReliableQueue } from './constructs/reliable-queue.ts';
+import { functionTracing } from './constructs/tracing.ts';
 import { BallastTables, TRANSACTIONAL_ITEM_ACTIONS } from './constructs/tables.ts';
 import { BallastConfigError, checkIdempotencyWindow } from './constructs/validation.ts';
 import { workloadEntities, workloadSettings, type Workload } from '../shared/workloads/index.ts';
@@ -62,9 +63,10 @@ export class BallastStack extends Stack {
       vpc: network.vpc, clientSecurityGroup: network.functionSecurityGroup, removalPolicy: config.removalPolicy, ...config.cache,
       entities: workloadEntities(props.workloads ?? WORKLOADS).map((entity) => entity.name),
     });
-    /** What every function of the stack shares: the VPC and its log settings. */
+    /** What every function of the stack shares: the VPC, its log settings and its OpenTelemetry layer. */
     const functionDefaults = {
       logRetention: config.logRetention, logRemovalPolicy: config.removalPolicy, vpc: network.vpc, securityGroups: [network.functionSecurityGroup],
+      tracing: functionTracing(this, config.tracing),
     };
     /** The functions that use the entity cache find it, and the state table, here. */
     const cacheEnvironment = (service: string) => ({

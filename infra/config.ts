@@ -9,6 +9,33 @@ import { WORKLOADS } from '../workloads/registry.ts';
 export const ENVIRONMENT_NAMES = ['local', 'dev', 'staging', 'prod'] as const;
 export type EnvironmentName = (typeof ENVIRONMENT_NAMES)[number];
 
+/**
+ * OpenTelemetry on AWS: the AWS Lambda Layer for OpenTelemetry (`AWSOpenTelemetryDistroJs`) on
+ * every function, exporting to X-Ray (see `infra/constructs/tracing.ts`). The local cloud traces a
+ * function exactly when its template has the layer's environment (`AWS_LAMBDA_EXEC_WRAPPER`), with
+ * the same sampler settings.
+ */
+export interface TracingConfig {
+  /**
+   * Whether every function carries the layer and its environment (`AWS_LAMBDA_EXEC_WRAPPER`,
+   * `OTEL_*`). Off, the functions keep X-Ray active tracing (Lambda's own segments) and the code's
+   * OpenTelemetry API calls do nothing.
+   * @default true
+   */
+  readonly enabled: boolean;
+  /**
+   * Share of new traces recorded, between 0 and 1 (`OTEL_TRACES_SAMPLER_ARG` of the parent-based
+   * ratio sampler: a trace's first span decides, every span under it follows).
+   * @default 1 - in local and dev (every trace); 0.2 in staging; 0.05 in prod
+   */
+  readonly samplingRatio: number;
+  /**
+   * The layer's version ARN, in the stack's region (`-c otelLayerArn=...`).
+   * @default - `AWSOpenTelemetryDistroJs` for the stack's region (`OTEL_LAYER_ARNS` in infra/constructs/tracing.ts)
+   */
+  readonly layerArn?: string;
+}
+
 /** Everything that differs between environments, in one typed place. */
 export interface EnvironmentConfig {
   readonly name: EnvironmentName;
@@ -93,6 +120,8 @@ export interface EnvironmentConfig {
    */
   readonly settings: Readonly<Record<string, string>>;
   readonly logRetention: RetentionDays;
+  /** OpenTelemetry tracing of every function through the AWS-maintained layer. */
+  readonly tracing: TracingConfig;
   readonly alarms: {
     /** Subscribed to the alarm topic when set (also `-c alarmEmail=...`). */
     readonly email?: string;
@@ -139,6 +168,8 @@ const base: Omit<EnvironmentConfig, 'name'> = {
   network: { maxAzs: 2, natGateways: 1 },
   settings: {},
   logRetention: RetentionDays.ONE_MONTH,
+  // Every trace: dev traffic is small, and a developer looking for a trace should find it.
+  tracing: { enabled: true, samplingRatio: 1 },
   alarms: {
     oldestMessageAge: Duration.minutes(15),
     iteratorAge: Duration.minutes(1),
@@ -158,6 +189,9 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
     name: 'local',
     worker: { ...base.worker, timeout: Duration.seconds(10), lockLease: Duration.seconds(10), maxConcurrency: 4 },
     invalidationRepair: { ...base.invalidationRepair, timeout: Duration.seconds(30) },
+    // On, and every trace: the local cloud traces a function when its template has the layer's
+    // environment, and `ballast trace` should find any job of a demo or test.
+    tracing: { enabled: true, samplingRatio: 1 },
   },
   dev: { ...base, name: 'dev' },
   staging: {
@@ -168,6 +202,8 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
       deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
       canary: { ...base.worker.canary, minRecords: 20 },
     },
+    // One trace in five: load tests still give hundreds of traces, at a fifth of the X-Ray bill.
+    tracing: { ...base.tracing, samplingRatio: 0.2 },
   },
   prod: {
     ...base,
@@ -185,13 +221,17 @@ const CONFIGS: Record<EnvironmentName, EnvironmentConfig> = {
     // One NAT gateway per zone: a zone's external API calls never depend on another zone's gateway.
     network: { maxAzs: 3, natGateways: 3 },
     logRetention: RetentionDays.THREE_MONTHS,
+    // One trace in twenty: X-Ray bills per trace recorded, and 5 % of a busy queue is still plenty
+    // to read latency and a typical job's path from; failures are found through logs and alarms.
+    tracing: { ...base.tracing, samplingRatio: 0.05 },
     alarms: { ...base.alarms, oldestMessageAge: Duration.minutes(5) },
   },
 };
 
 /** The config for `-c env=<name>`; refuses unknown names with the list of valid ones. */
 export function environmentConfig(
-  name: unknown, overrides: { alarmEmail?: string; settings?: Readonly<Record<string, string>>; canaryMinRecords?: number } = {},
+  name: unknown,
+  overrides: { alarmEmail?: string; settings?: Readonly<Record<string, string>>; canaryMinRecords?: number; otelLayerArn?: string } = {},
 ): EnvironmentConfig {
   if (typeof name !== 'string' || !(ENVIRONMENT_NAMES as readonly string[]).includes(name)) {
     throw new Error(`Unknown environment '${String(name)}': pass -c env=<${ENVIRONMENT_NAMES.join('|')}>.`);
@@ -204,6 +244,7 @@ export function environmentConfig(
       ? { worker: { ...config.worker, canary: { ...config.worker.canary, minRecords: overrides.canaryMinRecords } } }
       : {}),
     alarms: { ...config.alarms, ...(overrides.alarmEmail ? { email: overrides.alarmEmail } : {}) },
+    tracing: { ...config.tracing, ...(overrides.otelLayerArn ? { layerArn: overrides.otelLayerArn } : {}) },
   };
 }
 
@@ -234,7 +275,8 @@ export function contextSettings(context: (key: string) => unknown, names: readon
  * The config `cdk synth|deploy` builds from its `-c` context: `env` is required (nothing deploys
  * by default), and so are the environment's {@link REQUIRED_DEPLOY_INPUTS} (every registered
  * workload setting, `-c <NAME>=<value>`; a `*_URL` one must be https), each refused with the flag
- * that supplies it when missing or malformed.
+ * that supplies it when missing or malformed. `-c otelLayerArn=<layer version ARN>` replaces the
+ * OpenTelemetry layer (checked against the stack's region when the stack is built).
  *
  * @example
  * const config = deployConfig((key) => app.node.tryGetContext(key));
@@ -245,7 +287,7 @@ export function deployConfig(context: (key: string) => unknown, settingNames: re
     throw new Error(`No environment given: pass -c env=<${ENVIRONMENT_NAMES.join('|')}> (nothing is deployed by default).`);
   }
   const text = (key: string) => (typeof context(key) === 'string' && context(key) !== '' ? (context(key) as string) : undefined);
-  const inputs = { alarmEmail: text('alarmEmail') };
+  const inputs = { alarmEmail: text('alarmEmail'), otelLayerArn: text('otelLayerArn') };
   const settings = contextSettings(context, settingNames);
   const problems: string[] = [];
   const minRecords = context('canaryMinRecords');

@@ -54,7 +54,9 @@ function arnInFinding(element: CfnElement): string {
  */
 function wildcardResources(fn: BallastFunction, extra?: string): ReviewedFinding {
   const parts = [
-    'Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so CDK grants them on "*"',
+    'Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so CDK grants them on "*" '
+      + '(the X-Ray daemon that active tracing runs relays with them Lambda\'s segments and the OpenTelemetry layer\'s spans; the layer needs '
+      + 'nothing more: its sampler is local, so no xray:GetSampling*, and it does not export to the OTLP endpoint, so no xray:PutSpans)',
     ...(fn.isBoundToVpc ? ['the function runs in the VPC, so Lambda manages its ENIs with this role: ec2:DescribeNetworkInterfaces and '
       + 'ec2:DescribeSubnets support no resource-level permissions and Lambda\'s documentation requires "*" for ec2:CreateNetworkInterface, '
       + 'DeleteNetworkInterface, AssignPrivateIpAddresses and UnassignPrivateIpAddresses (the EC2 half of AWSLambdaVPCAccessExecutionRole, '

@@ -1,6 +1,6 @@
 /**
  * CDK app entry: `npx cdk synth|deploy -c env=<local|dev|staging|prod> [-c <SETTING>=...]
- * [-c alarmEmail=...] [-c workerVersion=...]`. `env` is required; dev needs every registered
+ * [-c alarmEmail=...] [-c workerVersion=...] [-c otelLayerArn=...]`. `env` is required; dev needs every registered
  * workload setting (e.g. `-c <NAME>_API_URL=https://...`), staging and prod the alarm address
  * too (see `deployConfig`). The worker version defaults to the package version + a hash of what the worker's bundle contains.
  */

@@ -8,6 +8,7 @@ import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2'
 import { fileURLToPath } from 'node:url';
 import { FUNCTION_TIMEOUT_ENV } from '../../shared/aws/index.ts';
 import { codeVersion } from '../code-version.ts';
+import { tracingEnvironment, type FunctionTracing } from './tracing.ts';
 
 /** Absolute path of a Lambda entry file under `functions/`, e.g. `functionEntry('worker')`. */
 export function functionEntry(name: string): string {
@@ -56,12 +57,21 @@ export interface BallastFunctionProps {
   readonly logRetention?: RetentionDays;
   /** @default RemovalPolicy.DESTROY */
   readonly logRemovalPolicy?: RemovalPolicy;
+  /**
+   * OpenTelemetry through the AWS Lambda Layer for OpenTelemetry: the layer, and the environment
+   * it reads ({@link tracingEnvironment}) with `OTEL_SERVICE_NAME` = the function's
+   * `POWERTOOLS_SERVICE_NAME`, else `ballast-<functionName>`.
+   * @default - not traced by OpenTelemetry (X-Ray active tracing records Lambda's own segments)
+   */
+  readonly tracing?: FunctionTracing;
 }
 
 /**
  * Every ballast function is built the same way: Node.js 24 on arm64, bundled by the local esbuild
  * (never Docker) as minified ESM with source maps, the AWS SDK bundled in (pinned by the lock file,
- * not whatever the runtime ships), X-Ray tracing, JSON logs in a log group with a retention.
+ * not whatever the runtime ships), X-Ray active tracing, JSON logs in a log group with a retention;
+ * with `tracing`, the OpenTelemetry layer, whose spans reach X-Ray through the daemon that active
+ * tracing runs (the bundle carries only `@opentelemetry/api`).
  * The execution role writes only to that log group (no account-wide `AWSLambdaBasicExecutionRole`);
  * functions in a VPC get the ENI actions Lambda needs ({@link VPC_NETWORK_INTERFACE_ACTIONS}) and
  * not `AWSLambdaVPCAccessExecutionRole`, whose `logs:*` statement covers every log group.
@@ -79,6 +89,7 @@ export class BallastFunction extends NodejsFunction {
     logGroup.grantWrite(role);
     if (props.vpc) role.addToPrincipalPolicy(new PolicyStatement({ actions: [...VPC_NETWORK_INTERFACE_ACTIONS], resources: ['*'] }));
     const timeout = props.timeout ?? Duration.seconds(30);
+    const serviceName = props.environment?.POWERTOOLS_SERVICE_NAME ?? `ballast-${props.functionName}`;
     super(scope, id, {
       entry: functionEntry(props.functionName),
       handler: 'handler',
@@ -88,7 +99,10 @@ export class BallastFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       timeout,
       memorySize: props.memorySize ?? 512,
+      // Also what carries the OpenTelemetry layer's spans: it exports them over UDP to the X-Ray
+      // daemon Lambda runs only with active tracing, and parents the invocation on Lambda's segment.
       tracing: Tracing.ACTIVE,
+      layers: props.tracing ? [props.tracing.layer] : undefined,
       loggingFormat: LoggingFormat.JSON,
       logGroup,
       role,
@@ -98,6 +112,7 @@ export class BallastFunction extends NodejsFunction {
         [FUNCTION_TIMEOUT_ENV]: String(timeout.toMilliseconds()),
         ...(props.environment?.WORKER_VERSION ? {} : { WORKER_VERSION: props.codeVersion ?? codeVersion(props.functionName) }),
         ...props.environment,
+        ...(props.tracing ? tracingEnvironment(serviceName, props.tracing.samplingRatio) : {}),
       },
       vpc: props.vpc,
       vpcSubnets: props.vpc ? props.vpcSubnets : undefined,

@@ -9,6 +9,7 @@ import { LambdaDeploymentConfig, LambdaDeploymentGroup, type ILambdaDeploymentCo
 import type { ISecurityGroup, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { BallastFunction } from './ballast-function.ts';
 import { minimumVisibilityTimeoutSeconds, type ReliableQueue } from './reliable-queue.ts';
+import type { FunctionTracing } from './tracing.ts';
 import { BallastConfigError } from './validation.ts';
 
 export interface QueueWorkerProps {
@@ -66,6 +67,11 @@ export interface QueueWorkerProps {
    * @default RemovalPolicy.DESTROY
    */
   readonly logRemovalPolicy?: RemovalPolicy;
+  /**
+   * OpenTelemetry of the worker and its deployment hooks (see BallastFunctionProps).
+   * @default - not traced by OpenTelemetry
+   */
+  readonly tracing?: FunctionTracing;
   /**
    * Alarms (besides the worker's own per-version alarms) that roll a deployment back.
    * @default []
@@ -163,6 +169,7 @@ export class QueueWorker extends Construct {
       securityGroups: props.securityGroups,
       logRetention: props.logRetention,
       logRemovalPolicy: props.logRemovalPolicy,
+      tracing: props.tracing,
       environment: {
         WORKER_VERSION: props.workerVersion,
         MAX_RECEIVE_COUNT: String(props.queue.maxReceiveCount),
@@ -234,6 +241,7 @@ export class QueueWorker extends Construct {
       memorySize: 256,
       logRetention: props.logRetention,
       logRemovalPolicy: props.logRemovalPolicy,
+      tracing: props.tracing,
       environment: { TARGET_VERSION_ARN: this.function.currentVersion.functionArn },
     });
     this.function.currentVersion.grantInvoke(this.preTrafficCheck);
@@ -245,6 +253,7 @@ export class QueueWorker extends Construct {
         memorySize: 256,
         logRetention: props.logRetention,
         logRemovalPolicy: props.logRemovalPolicy,
+        tracing: props.tracing,
         environment: {
           TARGET_WORKER_VERSION: props.workerVersion,
           TARGET_SERVICE_NAME: props.environment?.POWERTOOLS_SERVICE_NAME ?? 'ballast-worker',
