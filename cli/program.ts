@@ -9,6 +9,7 @@ import { dlqCommand } from './commands/dlq.ts';
 import { doctorCommand } from './commands/doctor.ts';
 import { sendCommand } from './commands/send.ts';
 import { statusCommand } from './commands/status.ts';
+import { traceCommand } from './commands/trace.ts';
 
 const EXIT_HELP = `
 Exit codes:
@@ -38,13 +39,13 @@ export async function runCli(args: readonly string[], deps: CliDependencies = {}
   let exitCode: ExitCode = EXIT.ok;
   const env = { io, clients: deps.clients ?? {}, setExit: (code: ExitCode) => void (exitCode = code) };
   const program = new Command('ballast')
-    .description('operate a ballast stack: send jobs, inspect and replay the DLQ, status, doctor, cache check')
+    .description('operate a ballast stack: send jobs, inspect and replay the DLQ, status, doctor, cache check, trace a job')
     .option('--env <env>', "environment: 'local' or a deployed env (dev, staging, prod)", process.env.BALLAST_ENV ?? 'local')
     .addHelpText('after', EXIT_HELP)
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) })
     .exitOverride();
-  for (const command of [sendCommand(env), dlqCommand(env), statusCommand(env), doctorCommand(env), cacheCommand(env)]) {
+  for (const command of [sendCommand(env), dlqCommand(env), statusCommand(env), doctorCommand(env), cacheCommand(env), traceCommand(env)]) {
     program.addCommand(command.exitOverride().configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) }));
     for (const sub of command.commands) sub.exitOverride().configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) });
   }

@@ -21,6 +21,8 @@ import { startLocalCloud, type LocalCloud } from './cloud/index.ts';
 import { runDemo } from './demo/run.ts';
 import { demoWorkload } from './demo/workload.ts';
 import { removeLocalCloudFile, writeLocalCloudFile } from '../shared/discovery/index.ts';
+import { TRACES_URL_VARIABLE } from '../shared/operations/traces.ts';
+import { registerProcessTracing } from './tracing/process.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -66,6 +68,8 @@ const shutdown = async (signal: string) => {
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
+// The demo producer runs in this process: its spans join the functions' in the local span store.
+registerProcessTracing({ serviceName: 'demo-producer' });
 try {
   log(`[${since()}] synthesizing the CDK app (env=local) and creating its resources ...`);
   cloud = await startLocalCloud({
@@ -91,13 +95,14 @@ for (const check of cloud.preTrafficChecks) log(`  pre-traffic check  ${check.ho
 log(`  (not emulated: ${resources.ignoredTypes.join(', ')})`);
 
 log(`  cloudwatch ${cloud.cloudWatchUrl}  (metrics the functions logged as EMF: GetMetricData, ListMetrics; the stack's alarms: DescribeAlarms)`);
+log(`  traces    ${cloud.tracesUrl}  (the functions' and the demo producer's spans: ballast trace <jobId | traceId | idempotencyKey>)`);
 consoleEndpoint = await serveConsoleOf(cloud, engines, JOB_CATALOG, Number(flags['console-port']));
-log(`  console   ${consoleEndpoint.url}  (the stack's CloudWatch dashboard, alarms, deployments and dead letters, live)`);
+log(`  console   ${consoleEndpoint.url}  (the stack's CloudWatch dashboard, alarms, deployments, dead letters and traces, live)`);
 writeLocalCloudFile({
   pid: process.pid,
   stackName: resources.stackName,
   region: LOCAL_REGION,
-  environment: { ...engineEnvironment(engines), AWS_ENDPOINT_URL_CLOUDWATCH: cloud.cloudWatchUrl },
+  environment: { ...engineEnvironment(engines), AWS_ENDPOINT_URL_CLOUDWATCH: cloud.cloudWatchUrl, [TRACES_URL_VARIABLE]: cloud.tracesUrl },
   outputs: resources.outputs,
   startedAt: new Date().toISOString(),
 });
@@ -123,7 +128,9 @@ if (outputs.JobsQueueUrl && firstJob) log(`  aws sqs send-message --queue-url ${
 const readRoutes = new Map(example.reads.map((path) => [path.split('/')[0], path]));
 if (outputs.ReadApiUrl) for (const path of readRoutes.values()) log(`  curl -i ${outputs.ReadApiUrl}${path}`);
 if (outputs.JobsDeadLetterQueueUrl) log(`  aws sqs receive-message --queue-url ${outputs.JobsDeadLetterQueueUrl} --message-attribute-names All`);
-log('  npm run ballast -- status        (also: doctor, dlq list, dlq show <id>, dlq replay --reason <r> --dry-run, cache check)');
+log('  npm run ballast -- status        (also: doctor, dlq list, dlq show <id>, dlq replay --reason <r> --dry-run, cache check, trace <jobId>)');
+const [tracedJob] = cloud.traces.recentJobs(1);
+if (tracedJob) log(`  npm run ballast -- trace ${tracedJob.jobId}   (a demo job's spans, from produce to the first read; also in the console's Traces tab)`);
 log('Press Ctrl-C to stop.');
 if (flags['exit-after-demo']) await shutdown('exit-after-demo');
 setInterval(() => {}, 1 << 30);

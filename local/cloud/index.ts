@@ -21,6 +21,9 @@ import { eventCountRecorder, recordLambdaMetrics } from './lambda-metrics.ts';
 import { provision, type LocalResources } from './provision.ts';
 import { LocalAlarms, metricClock, sampleQueueMetrics, type AlarmTransition } from '../cloudwatch/index.ts';
 import { AliasRouting, type LocalVersion } from './alias-routing.ts';
+import { SpanStore, type SpanStoreOptions } from '../tracing/store.ts';
+import { serveTraces } from '../tracing/endpoint.ts';
+import { registerProcessTracing } from '../tracing/process.ts';
 
 export { AliasRouting, type LocalVersion } from './alias-routing.ts';
 
@@ -77,6 +80,22 @@ export interface LocalCloudOptions {
   readonly environmentOverrides?: Readonly<Record<string, string>>;
   /** Stream pollers' GetRecords interval. @default 200 */
   readonly streamPollIntervalMs?: number;
+  /** Where the spans go (see {@link LocalTracingOptions}). @default {} */
+  readonly tracing?: LocalTracingOptions;
+}
+
+/**
+ * The local cloud's spans: those of every function whose environment has the OpenTelemetry
+ * layer's `AWS_LAMBDA_EXEC_WRAPPER` (each sandbox registers the SDK the layer would), and those of
+ * this process, kept in one bounded store (`cloud.traces`) served at `cloud.tracesUrl`.
+ */
+export interface LocalTracingOptions extends SpanStoreOptions {
+  /**
+   * Also collect the spans this process makes (a producer running beside the cloud, as `npm
+   * start`'s demo does), registering the process's OpenTelemetry SDK if nothing has yet.
+   * @default true
+   */
+  readonly collectProcessSpans?: boolean;
 }
 
 /** One deployment of the stack as the console shows it: the start's pre-traffic checks, or a stack update. */
@@ -116,6 +135,10 @@ export interface LocalCloud {
   readonly preTrafficChecks: readonly { readonly functionName: string; readonly hookFunctionName: string; readonly status: string }[];
   /** The local CloudWatch endpoint (metrics, `DescribeAlarms`); functions reach it through `AWS_ENDPOINT_URL_CLOUDWATCH`. */
   readonly cloudWatchUrl: string;
+  /** The spans of the functions (and of this process, unless `tracing.collectProcessSpans` is false). */
+  readonly traces: SpanStore;
+  /** The span store over HTTP (`serveTraces`): what a description's `BALLAST_TRACES_URL` names for `ballast trace`. */
+  readonly tracesUrl: string;
   /**
    * A stack update to `next` (the same app synthesized from another tree), as `cdk deploy` runs it:
    * functions without a deployment group and the alarms are replaced in place; each aliased
@@ -177,6 +200,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
   const codeDeploy = await serveCodeDeploy();
   const cloudWatch = await serveCloudWatch(metrics, 0, alarms);
+  const { collectProcessSpans = true, ...storeOptions } = options.tracing ?? {};
+  const traces = new SpanStore(storeOptions);
+  const tracesEndpoint = await serveTraces(traces);
+  const stopCollectingProcessSpans = collectProcessSpans ? registerProcessTracing().subscribe((spans) => traces.add(spans)) : () => undefined;
   const directEnvironment: Record<string, string> = {
     ...engineEnvironment(options.engines), AWS_ENDPOINT_URL_LAMBDA: lambdaApi.url, AWS_ENDPOINT_URL_CODEDEPLOY: codeDeploy.url,
     AWS_ENDPOINT_URL_CLOUDWATCH: cloudWatch.url, ...options.functionEnvironment,
@@ -205,6 +232,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         ...code.environment,
       },
       faults,
+      onSpans: (spans) => traces.add(spans),
       // The function's concurrency: this version's busy sandboxes when the invocation started, and its other versions' now.
       onInvoked: (report) => recordLambdaMetrics(metrics, fn, version, report, allRuntimes
         .filter((other) => other !== runtime && other.options.functionName === fn.name)
@@ -379,6 +407,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       return publish(fn, code);
     },
     cloudWatchUrl: cloudWatch.url,
+    traces,
+    tracesUrl: tracesEndpoint.url,
     updateStack,
     deployments: () => deploymentLog,
     versions: (functionName) => [...(versions.get(functionName)?.values() ?? [])],
@@ -396,7 +426,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
           server.close(() => resolve());
         })));
         await Promise.all(allRuntimes.map((runtime) => runtime.stop()));
-        await Promise.all([lambdaApi.stop(), codeDeploy.stop(), cloudWatch.stop(), measuredDynamoDb.stop()]);
+        await Promise.all([lambdaApi.stop(), codeDeploy.stop(), cloudWatch.stop(), measuredDynamoDb.stop(), tracesEndpoint.stop()]);
+        stopCollectingProcessSpans();
         dynamodb.destroy();
         streams.destroy();
         sqs.destroy();

@@ -9,6 +9,7 @@ import { listenLocal, readBody, type LocalEndpoint } from '../http.ts';
 import { describeDeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { listDeadLetters, replayDeadLetters, type DlqLocation } from '../../shared/operations/dlq.ts';
 import type { JobCatalog } from '../../shared/workloads/job-types.ts';
+import { layoutTrace } from '../../shared/operations/trace-tree.ts';
 
 export interface ConsoleOptions {
   readonly cloud: LocalCloud;
@@ -25,10 +26,14 @@ export interface ConsoleOptions {
 const ASSETS: Record<string, { readonly file: URL; readonly type: string }> = {
   '/': { file: new URL('./page/index.html', import.meta.url), type: 'text/html; charset=utf-8' },
   '/console.js': { file: new URL('./page/console.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
+  '/traces.js': { file: new URL('./page/traces.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
   '/console.css': { file: new URL('./page/console.css', import.meta.url), type: 'text/css; charset=utf-8' },
   '/uplot.js': { file: new URL('../../node_modules/uplot/dist/uPlot.iife.min.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
   '/uplot.css': { file: new URL('../../node_modules/uplot/dist/uPlot.min.css', import.meta.url), type: 'text/css; charset=utf-8' },
 };
+
+/** Most recent jobs the Traces tab lists. */
+const MAX_RECENT_JOBS = 200;
 
 /** Longest window a dashboard is asked for (CloudWatch's own default is 3 hours; a local run is shorter). */
 const MAX_RANGE_SECONDS = 3 * 3600;
@@ -37,9 +42,10 @@ const MAX_RANGE_SECONDS = 3 * 3600;
  * The local console: the stack's own CloudWatch dashboard (the synthesized
  * `AWS::CloudWatch::Dashboard` body, every widget in its layout) drawn live from the local
  * metrics, next to the alarms with their history, the deployments' timelines and the dead
- * letters (list by reason, one message, replay with a dry run first). It is a read-mostly view of
- * the running local cloud; the only write is a confirmed replay, through the same code as
- * `ballast dlq replay`.
+ * letters (list by reason, one message, replay with a dry run first) and the traces of the local
+ * span store (a job's, a trace's or an idempotency key's tree, as `ballast trace` lays it out). It
+ * is a read-mostly view of the running local cloud; the only write is a confirmed replay, through
+ * the same code as `ballast dlq replay`.
  */
 export function serveConsole(options: ConsoleOptions): Promise<LocalEndpoint> {
   return listenLocal((request, response) => handle(options, request, response), options.port ?? 0);
@@ -82,6 +88,17 @@ async function handle(options: ConsoleOptions, request: IncomingMessage, respons
     }
     case 'GET /api/alarms':
       return json(response, 200, { alarms: cloud.alarms.statuses(), history: cloud.alarms.history(), metricNowMs: cloud.metrics.clock() });
+    case 'GET /api/traces': {
+      const key = url.searchParams.get('key')?.trim() ?? '';
+      if (key === '') return json(response, 400, { message: 'name what to trace: a job id, a trace id or an idempotency key' });
+      const result = cloud.traces.query(key);
+      return json(response, 200, { key: result.key, matchedBy: result.matchedBy, traces: result.traces.map(layoutTrace) });
+    }
+    case 'GET /api/traces/recent': {
+      const limit = Math.min(Number(url.searchParams.get('limit') ?? 50), MAX_RECENT_JOBS);
+      if (!(Number.isInteger(limit) && limit >= 1)) return json(response, 400, { message: `limit is an integer from 1 to ${MAX_RECENT_JOBS}` });
+      return json(response, 200, { jobs: cloud.traces.recentJobs(limit), traceCount: cloud.traces.traceCount });
+    }
     case 'GET /api/deployments':
       return json(response, 200, { deployments: cloud.deployments() });
     case 'GET /api/dead-letters': {

@@ -2,7 +2,8 @@ import { Worker } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Context } from 'aws-lambda';
-import type { InvokeMessage, ResultMessage, SandboxInit } from './sandbox-host.ts';
+import type { InvokeMessage, ResultMessage, SandboxInit, SpansMessage } from './sandbox-host.ts';
+import type { SpanRecord } from '../../shared/operations/trace-model.ts';
 
 /** Faults the local cloud can inject into a function's invocations (tests and `npm start` flags). */
 export interface FunctionFaults {
@@ -33,6 +34,12 @@ export interface FunctionRuntimeOptions {
   readonly onOutput?: (line: string, functionName: string) => void;
   /** Mutable so a running cloud can turn faults on and off. @default {} */
   readonly faults?: FunctionFaults;
+  /**
+   * The spans a sandbox finished, when the function's environment has the OpenTelemetry layer's
+   * `AWS_LAMBDA_EXEC_WRAPPER` (see `local/tracing/sandbox.ts`): an invocation's arrive before its
+   * result. @default - dropped
+   */
+  readonly onSpans?: (spans: readonly SpanRecord[], functionName: string) => void;
   /** After every invocation that reached a sandbox: what Lambda's own metrics of it need. */
   readonly onInvoked?: (report: InvocationReport) => void;
   /** @default Math.random */
@@ -229,6 +236,9 @@ export class FunctionRuntime {
     for (const stream of [worker.stdout, worker.stderr]) {
       createInterface({ input: stream }).on('line', (line) => this.options.onOutput?.(line, this.options.functionName));
     }
+    worker.on('message', (message: Partial<SpansMessage>) => {
+      if (message.spans) this.options.onSpans?.(message.spans, this.options.functionName);
+    });
     const startedMs = Date.now();
     const ready = new Promise<void>((resolve, reject) => {
       const onMessage = (message: { ready?: boolean }) => {

@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { createLambdaContext } from './context.ts';
+import type { SpanRecord } from '../../shared/operations/trace-model.ts';
 
 export interface SandboxInit {
   readonly file: string;
@@ -27,9 +28,22 @@ export type ResultMessage =
   | { readonly id: number; readonly ok: true; readonly response: unknown }
   | { readonly id: number; readonly ok: false; readonly error: { name: string; message: string; stack?: string } };
 
+/** Spans the sandbox finished, posted before the result of the invocation they belong to. */
+export interface SpansMessage {
+  readonly spans: readonly SpanRecord[];
+}
+
 const init = workerData as SandboxInit;
 const port = parentPort;
 if (!port) throw new Error('sandbox-host must run in a worker thread');
+
+// As the OpenTelemetry layer's wrapper does, the SDK is registered before the handler is loaded,
+// and only when the function's environment names the wrapper.
+const tracing = process.env.AWS_LAMBDA_EXEC_WRAPPER
+  ? (await import('../tracing/sandbox.ts')).registerSandboxTracing({
+    environment: process.env, functionName: init.functionName, post: (spans) => port.postMessage({ spans } satisfies SpansMessage),
+  })
+  : undefined;
 
 const module = (await import(pathToFileURL(init.file).href)) as Record<string, unknown>;
 const handler = module[init.exportName];
@@ -46,10 +60,12 @@ port.on('message', (message: InvokeMessage) => {
         awsRequestId: message.awsRequestId,
       });
       const response: unknown = await (handler as (event: unknown, context: unknown) => Promise<unknown>)(message.event, context);
+      tracing?.flush();
       // Responses cross the boundary as JSON, as Lambda's runtime API carries them.
       port.postMessage({ id: message.id, ok: true, response: response === undefined ? null : JSON.parse(JSON.stringify(response)) } satisfies ResultMessage);
     } catch (error) {
       const e = error instanceof Error ? error : new Error(String(error));
+      tracing?.flush();
       port.postMessage({ id: message.id, ok: false, error: { name: e.name, message: e.message, stack: e.stack } } satisfies ResultMessage);
     }
   })();

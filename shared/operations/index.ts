@@ -10,3 +10,7 @@ export { runDoctor, type DoctorReport } from './doctor/index.ts';
 export { gatherStatus, type StackStatus } from './status.ts';
 export { listDeadLetters, redriveAll, replayDeadLetters } from './dlq.ts';
 export { checkCache } from './cache.ts';
+export {
+  findTraces, recentTracedJobs, formatTraces, layoutTrace, normalizeTraceId, TracesUnavailableError, TRACES_URL_VARIABLE,
+  type SpanRecord, type TraceView, type TraceQueryResult, type TraceLayout, type TraceRow, type RecentJob,
+} from './traces.ts';

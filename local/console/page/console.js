@@ -1,11 +1,11 @@
 // The local console's page: draws the stack's synthesized dashboard (every widget, in its own
-// layout) from /api/dashboard-data, and the alarms, deployments and dead letters beside it. Plain
+// layout) from /api/dashboard-data, and the alarms, deployments, dead letters and traces beside it. Plain
 // browser JavaScript served as is, with uPlot (global `uPlot`) for the charts: no build step, no CDN.
 'use strict';
 
 const REFRESH_MS = 5_000;
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
-const state = { dashboards: [], charts: new Map(), tab: 'dashboard', replay: undefined };
+const state = { dashboards: [], charts: new Map(), tab: 'dashboard', replay: undefined, traceKey: '' };
 
 const $ = (selector) => document.querySelector(selector);
 const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
@@ -248,6 +248,7 @@ async function refreshTab() {
   if (state.tab === 'alarms') await refreshAlarms();
   if (state.tab === 'deployments') await refreshDeployments();
   if (state.tab === 'dead-letters') await refreshDeadLetters();
+  if (state.tab === 'traces') await refreshTraces();
 }
 
 async function tick() {
@@ -282,6 +283,15 @@ async function start() {
     if (button) void planReplay(button.dataset.replayReason);
   });
   $('#replay-confirm').addEventListener('click', () => void confirmReplay());
+  $('#trace-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const key = $('#trace-key').value.trim();
+    if (key) void showTrace(key);
+  });
+  $('#trace-jobs').addEventListener('click', (event) => {
+    const item = event.target.closest('[data-job-id]');
+    if (item) void showTrace(item.dataset.jobId);
+  });
   $('#replay-cancel').addEventListener('click', () => { state.replay = undefined; $('#replay').hidden = true; });
   await tick();
   setInterval(() => void tick(), REFRESH_MS);
