@@ -1,17 +1,16 @@
 import { SendMessageBatchCommand, type MessageAttributeValue, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
-import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import type { Envelope } from '../envelope/index.ts';
 import { isRetryableAwsError } from '../errors/index.ts';
 import { withDefaults } from '../options/index.ts';
 import { ProducerConfigurationError } from './errors.ts';
 import { messageDeduplicationId, messageGroupId } from './fifo.ts';
 import { assertMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './size.ts';
-import { ATTRIBUTES, messageAttributesOf, SPANS, tracer } from '../tracing/index.ts';
+import { ATTRIBUTES } from '../tracing/index.ts';
+import { endFailed, startProduce, tracedEntryFields, type ProduceTrace } from './trace.ts';
 
 /** SQS's cap on entries per SendMessageBatch. */
 const MAX_BATCH_ENTRIES = 10;
-/** SQS's cap on message attributes per message. */
-const MAX_MESSAGE_ATTRIBUTES = 10;
 
 export interface SendOptions {
   /**
@@ -90,8 +89,7 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
   const queueName = queueUrl.slice(queueUrl.lastIndexOf('/') + 1);
   const entryOf = (envelope: Envelope): Entry => {
     const body = JSON.stringify(envelope);
-    const span = produceSpan(envelope, queueName);
-    const traced = tracedAttributes(attributes, span);
+    const { span, ...traced } = startProduce(envelope, queueName, attributes);
     try {
       const sizeBytes = assertMessageSize(body, o.maxMessageBytes, `job ${envelope.jobId} (${envelope.type}, ${envelope.resourceId})`, traced.attributes);
       return { envelope, body, sizeBytes, span, ...traced };
@@ -121,8 +119,7 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
       const toRequest = (entry: (typeof pending)[number]): SendMessageBatchRequestEntry => ({
         Id: entry.id,
         MessageBody: entry.body,
-        ...(Object.keys(entry.attributes).length > 0 ? { MessageAttributes: entry.attributes } : {}),
-        ...(entry.awsTraceHeader ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: entry.awsTraceHeader } } } : {}),
+        ...tracedEntryFields(entry),
         ...(fifo ? { MessageGroupId: messageGroupId(entry.envelope), MessageDeduplicationId: messageDeduplicationId(entry.envelope) } : {}),
       });
       try {
@@ -183,58 +180,10 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
   return { sent, failed };
 }
 
-interface Entry {
+interface Entry extends ProduceTrace {
   readonly envelope: Envelope;
   readonly body: string;
   readonly sizeBytes: number;
-  /** The caller's attributes plus the message's own trace context. */
-  readonly attributes: Record<string, MessageAttributeValue>;
-  /** The message's produce span, ended when SQS accepted or finally refused it. */
-  readonly span: Span;
-  /** X-Ray's trace header, sent as the `AWSTraceHeader` system attribute. */
-  readonly awsTraceHeader?: string;
-}
-
-const X_RAY_HEADER = 'x-amzn-trace-id';
-
-/** One PRODUCER span per message, child of whatever is active (an API request's span, say). */
-function produceSpan(envelope: Envelope, queueName: string): Span {
-  return tracer().startSpan(SPANS.produce, {
-    kind: SpanKind.PRODUCER,
-    attributes: {
-      [ATTRIBUTES.messagingSystem]: 'aws_sqs', [ATTRIBUTES.queue]: queueName, [ATTRIBUTES.jobId]: envelope.jobId,
-      [ATTRIBUTES.jobType]: envelope.type, [ATTRIBUTES.idempotencyKey]: envelope.idempotencyKey, [ATTRIBUTES.resource]: envelope.resourceId,
-    },
-  });
-}
-
-/**
- * The message's attributes with its produce span's context (`traceparent`), so the worker's span
- * continues the trace. A caller already using all ten attributes keeps them, untraced: SQS
- * would refuse an eleventh.
- */
-function tracedAttributes(attributes: Record<string, MessageAttributeValue>, span: Span): Pick<Entry, 'attributes' | 'awsTraceHeader'> {
-  const carried = messageAttributesOf(trace.setSpan(context.active(), span));
-  // X-Ray's header (when the X-Ray propagator is registered) is SQS's own system attribute, not a message attribute.
-  const xRay = Object.keys(carried).find((name) => name.toLowerCase() === X_RAY_HEADER);
-  const awsTraceHeader = xRay ? carried[xRay]?.StringValue : undefined;
-  if (xRay) delete carried[xRay];
-  return { attributes: withTraceContext(attributes, carried, span), ...(awsTraceHeader ? { awsTraceHeader } : {}) };
-}
-
-function withTraceContext(attributes: Record<string, MessageAttributeValue>, carried: Record<string, MessageAttributeValue>, span: Span): Record<string, MessageAttributeValue> {
-  const names = Object.keys(carried).filter((name) => !(name in attributes));
-  if (names.length === 0) return attributes;
-  if (Object.keys(attributes).length + names.length > MAX_MESSAGE_ATTRIBUTES) {
-    span.addEvent('trace context not propagated: the message already has 10 attributes');
-    return attributes;
-  }
-  return { ...attributes, ...Object.fromEntries(names.map((name) => [name, carried[name] as MessageAttributeValue])) };
-}
-
-function endFailed(span: Span, message: string): void {
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
-  span.end();
 }
 
 /** Batches of at most 10 entries whose total size stays within the limit (SQS's batch rule). */

@@ -13,6 +13,7 @@ import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
 import { serveCloudWatch, type CloudWatchEndpoint } from '../../local/cloud/cloudwatch-endpoint.ts';
 import { startPartnerApi, type PartnerApi } from '../../workloads/accounts/local/partner-api.ts';
 import { writeLocalCloudFile } from '../../shared/discovery/index.ts';
+import { TRACES_URL_VARIABLE } from '../../shared/operations/traces.ts';
 import { runCli, type CliDependencies } from '../../cli/program.ts';
 import { useEngines } from './engines.ts';
 import { waitFor } from './wait.ts';
@@ -71,7 +72,7 @@ export function useCliFixture() {
       const cloudwatch = await serveCloudWatch(cloud.metrics);
       endpoints.push(cloudwatch);
       const outputs = cloud.resources.outputs as RunningCloud['outputs'] & Record<string, string>;
-      publish(outputs, { AWS_ENDPOINT_URL_CLOUDWATCH: cloudwatch.url });
+      publish(outputs, { AWS_ENDPOINT_URL_CLOUDWATCH: cloudwatch.url, [TRACES_URL_VARIABLE]: cloud.tracesUrl });
       return { cloud, outputs, stopFunctions: () => cloud.stop({ graceMs: 2_000 }) };
     },
     /** Runs `ballast <args>` in this process. */
