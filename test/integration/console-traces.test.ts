@@ -1,9 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
-import { chromium, type Browser } from 'playwright-core';
 import { startLocalCloud } from '../../local/cloud/index.ts';
 import { serveConsole } from '../../local/console/server.ts';
 import { demoWorkload } from '../../local/demo/workload.ts';
@@ -12,27 +10,19 @@ import type { LocalEndpoint } from '../../local/http.ts';
 import { ATTRIBUTES, SPANS, TRACEPARENT_MESSAGE_ATTRIBUTE } from '../../shared/tracing/names.ts';
 import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
 import { useEngines } from '../helpers/engines.ts';
+import { browserMissing, useBrowser } from '../helpers/browser.ts';
 
-/** As in console.test.ts: Debian's chromium, required in CI, skipped with the install command elsewhere. */
-const CHROMIUM = '/usr/bin/chromium';
-const browserMissing = !existsSync(CHROMIUM) && process.env.BALLAST_REQUIRE_BROWSER !== '1'
-  ? `${CHROMIUM} is missing: apt-get install -y chromium to run the console's browser tests` : false;
 
 describe('the console\'s Traces tab in a real browser (chromium)', { skip: browserMissing }, () => {
   const local = useEngines();
-  let browser: Browser;
-  before(async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-  });
-  after(async () => browser?.close());
+  const browser = useBrowser();
 
   it('lists a demo job among the recent jobs and shows its trace as a tree with timing bars, by click and by id', async () => {
     // GIVEN the shipped stack on the local cloud and its console
     const fakes = await startWorkloadFakes(WORKLOADS);
     const cloud = await startLocalCloud({ engines: local.engines, context: fakes.settings });
     let served: LocalEndpoint | undefined;
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     try {

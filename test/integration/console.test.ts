@@ -1,9 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startLocalCloud } from '../../local/cloud/index.ts';
 import { synthesize } from '../../local/cloud/assembly.ts';
 import { serveConsole } from '../../local/console/server.ts';
@@ -13,15 +13,9 @@ import type { LocalEndpoint } from '../../local/http.ts';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
 import { useEngines } from '../helpers/engines.ts';
+import { browserMissing, useBrowser } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-/**
- * Debian's chromium, which `.ci/run` installs (and requires, with BALLAST_REQUIRE_BROWSER=1). On a
- * developer machine without it the browser tests are skipped with the command that installs it.
- */
-const CHROMIUM = '/usr/bin/chromium';
-const browserMissing = !existsSync(CHROMIUM) && process.env.BALLAST_REQUIRE_BROWSER !== '1'
-  ? `${CHROMIUM} is missing: apt-get install -y chromium to run the console's browser tests` : false;
 const SCREENSHOT = fileURLToPath(new URL('../../bench/results/console.png', import.meta.url));
 const RENDER_RESULTS = fileURLToPath(new URL('../../bench/results/console-render.json', import.meta.url));
 
@@ -39,19 +33,14 @@ async function widgetStates(page: Page) {
 
 describe('the local console in a real browser (chromium)', { skip: browserMissing }, () => {
   const local = useEngines();
-  let browser: Browser;
-  before(async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-  });
-  after(async () => browser?.close());
+  const browser = useBrowser();
 
   it('draws every widget of the synthesized dashboard from the demo\'s traffic, shows a dead letter on click and replays after a dry run', async () => {
     // GIVEN the shipped stack on the local cloud, its console, and the demo's traffic
     const fakes = await startWorkloadFakes(WORKLOADS);
     const cloud = await startLocalCloud({ engines: local.engines, context: fakes.settings });
     let served: LocalEndpoint | undefined;
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    const page = await browser().newPage({ viewport: { width: 1600, height: 1000 } });
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     try {
@@ -161,7 +150,7 @@ describe('the local console in a real browser (chromium)', { skip: browserMissin
     const fixtureApp = fileURLToPath(new URL('../fixtures/app-with-extra-worker.ts', import.meta.url));
     const cloud = await startLocalCloud({ engines: local.engines, context: fakes.settings, appFile: fixtureApp });
     let served: LocalEndpoint | undefined;
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    const page = await browser().newPage({ viewport: { width: 1600, height: 1000 } });
     try {
       served = await serveConsole({ cloud, sqs: local.sqs, documents: local.documents, catalog: JOB_CATALOG });
       const audit = cloud.resources.queues.find((queue) => queue.logicalId.startsWith('AuditQueue'));
