@@ -1,3 +1,4 @@
+import { TRACEPARENT_MESSAGE_ATTRIBUTE } from '../tracing/index.ts';
 import type { SQSRecord } from 'aws-lambda';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../envelope/index.ts';
@@ -59,6 +60,8 @@ export function deadLetterMessage(
   };
   const producers = Object.entries(record.messageAttributes ?? {})
     .filter(([name]) => !name.startsWith('ballast.'))
+    // The trace context first: a replay continues the job's trace even when attributes are cut.
+    .sort(([a], [b]) => Number(b === TRACEPARENT_MESSAGE_ATTRIBUTE) - Number(a === TRACEPARENT_MESSAGE_ATTRIBUTE))
     .slice(0, MAX_MESSAGE_ATTRIBUTES - OWN_ATTRIBUTES.length)
     .map(([name, value]): [string, MessageAttributeValue] => [name, {
       DataType: value.dataType,

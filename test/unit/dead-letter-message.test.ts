@@ -40,6 +40,13 @@ describe('deadLetterMessage', () => {
     assert.deepEqual(MessageAttributes.p0, { DataType: 'String', StringValue: 'v0' });
   });
 
+  it('keeps the trace context among the 3 when the producer sent more: a replay continues the job\'s trace', () => {
+    const traceparent = { dataType: 'String', stringValue: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', stringListValues: [], binaryListValues: [] };
+    const record = { ...jobRecord({ resourceId: 'acc-1' }), messageAttributes: { ...producerAttributes(6), traceparent } };
+    const { MessageAttributes } = deadLetterMessage(record, refused, undefined, facts);
+    assert.deepEqual(Object.keys(MessageAttributes).filter((name) => !name.startsWith('ballast.')), ['traceparent', 'p0', 'p1']);
+  });
+
   it('carries fewer producer attributes over as they are, and never the producer\'s own ballast.* ones', () => {
     const spoofed = { 'ballast.sourceMessageId': { dataType: 'String', stringValue: 'forged', stringListValues: [], binaryListValues: [] } };
     const record = { ...jobRecord({ resourceId: 'acc-1' }, { messageId: 'src-3' }), messageAttributes: { ...producerAttributes(2), ...spoofed } };
