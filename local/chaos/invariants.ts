@@ -5,6 +5,8 @@ import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { listDeadLetters } from '../../shared/operations/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import type { ReconcileReport } from '../../shared/cache/index.ts';
+import type { TraceQueryResult } from '../../shared/operations/trace-model.ts';
+import { ATTRIBUTES, SPANS } from '../../shared/tracing/index.ts';
 import type { ExternalApi } from '../external-api/index.ts';
 import type { ChaosJob, ChaosWorkload } from './workload.ts';
 
@@ -19,8 +21,11 @@ export const INVARIANTS = {
   staleCacheEntries: 'cache entries that differ from the table after the invalidation lag',
   lostInvalidations: 'invalidation failures left unrepaired (failure queue and its DLQ)',
   orphanClaims: 'locks and IN_PROGRESS records past their lease',
+  untracedJobs: 'completed jobs whose trace shows no delivery under their producer\'s span (the trace context was lost on a hop)',
+  doubleCommitsInTraces: 'idempotency keys whose traces show two commits that both committed',
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
+const TRACING_INVARIANTS: readonly InvariantName[] = ['untracedJobs', 'doubleCommitsInTraces'];
 
 export interface InvariantReport {
   /** Every invariant checked (the run's, then each workload's), with what one violation is. */
@@ -41,6 +46,11 @@ export interface InvariantInputs {
   /** Every cache entry compared with the table (`reconcile` with an unbounded sample, no repair). */
   readonly cache: ReconcileReport;
   readonly nowMs: number;
+  /**
+   * The local cloud's span store: every trace of a job id, trace id or idempotency key. Without it
+   * (a rehearsal whose older version may predate tracing) the tracing invariants are not checked.
+   */
+  readonly traces?: (key: string) => TraceQueryResult;
 }
 
 /** The reasons the fakes' chaos rightly earned a job: `reason → keys` (a non-object answer to that key). */
@@ -58,6 +68,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
     allDeadLetters(inputs.sqs, outputs),
   ]);
   const descriptions: Record<string, string> = { ...INVARIANTS };
+  if (!inputs.traces) for (const name of TRACING_INVARIANTS) delete descriptions[name];
   for (const part of workload.parts) {
     for (const [name, text] of Object.entries(part.chaos.invariants)) {
       if (name in descriptions) throw new Error(`chaos invariant ${name} of ${part.workload} is already another's: name it differently`);
@@ -100,6 +111,18 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
 
   for (const part of workload.parts) {
     part.chaos.check({ completed, state, lettersByKey, jobs: workload.jobs, apis: inputs.apis, violate });
+  }
+
+  // The traces tell the same story: each completed key was delivered under its producer's span
+  // (the context survived the queue, redeliveries and replays), and committed once.
+  for (const key of inputs.traces ? completed.keys() : []) {
+    const spans = inputs.traces?.(key).traces.flatMap((trace) => trace.spans) ?? [];
+    const produced = new Set(spans.filter((span) => span.name === SPANS.produce).map((span) => span.spanId));
+    if (!spans.some((span) => span.name === SPANS.record && produced.has(span.parentSpanId ?? ''))) {
+      violate('untracedJobs', `${key}: ${produced.size} produce span(s), ${spans.filter((span) => span.name === SPANS.record).length} delivery span(s), none under them`);
+    }
+    const commits = spans.filter((span) => span.name === SPANS.commit && span.attributes[ATTRIBUTES.outcome] === 'committed');
+    if (commits.length > 1) violate('doubleCommitsInTraces', `${key}: ${commits.length} commits committed`);
   }
 
   // Poison: every one in the DLQ, once, with the reason it must carry.

@@ -192,7 +192,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const cacheReport = await compareCache(outputs, documents, redis);
     const invariants = await checkInvariants({
       workload, documents, sqs, outputs, apis: fakes.apis,
-      thrownInvocations: thrown, cache: cacheReport, nowMs: Date.now(),
+      thrownInvocations: thrown, cache: cacheReport, nowMs: Date.now(), traces: (key) => cloud.traces.query(key),
     });
     const letters = await allDeadLetters(sqs, outputs);
     enter('done');
