@@ -69,14 +69,14 @@ export const OTEL_LAYER_ARNS: Readonly<Record<string, string>> = {
 
 /**
  * Regions where the layer is published but its latest version (me-south-1: 12) lags the releases
- * that support Node.js 24: no default, the synth asks for `-c otelLayerArn`. Value: the publisher account.
+ * that support Node.js 24: no default, the synth asks for `-c otelLayerArn`. Value: the publisher account id.
  */
 const UNPINNED_REGIONS: Readonly<Record<string, string>> = { 'me-south-1': '980921751758' };
 
 /**
  * Extraction order of the propagators: OpenTelemetry's composite propagator lets the last one that
  * finds a context win, so `tracecontext` comes last and a W3C `traceparent` (what ballast
- * propagates) beats an `X-Amzn-Trace-Id` on the same carrier; X-Ray's header still parents what
+ * propagates) beats an `X-Amzn-Trace-Id` in the same headers; X-Ray's header still parents what
  * carries nothing else (an SQS record's `AWSTraceHeader`). Both are injected.
  */
 export const OTEL_PROPAGATORS = 'xray,tracecontext';

@@ -38,7 +38,7 @@ async function post(call: ExternalCall): Promise<Record<string, unknown>> {
   try {
     response = await fetch(call.url, {
       method: 'POST',
-      // The trace travels on (W3C traceparent): the partner's own spans join the job's trace.
+      // The trace travels on (W3C traceparent): the called API's own spans join the job's trace.
       headers: { 'content-type': 'application/json', 'idempotency-key': call.idempotencyKey, 'x-fencing-token': String(call.fence), ...headersOf() },
       body: JSON.stringify(call.body),
       signal: AbortSignal.any([call.signal, AbortSignal.timeout(call.timeoutMs ?? 5_000)]),

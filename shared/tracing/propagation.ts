@@ -8,7 +8,7 @@ type StringAttribute = { DataType: 'String'; StringValue: string };
 
 const X_RAY_HEADER = 'x-amzn-trace-id';
 
-/** Reads the carrier keys a propagator asks for from a Lambda SQS record: its attributes, then `AWSTraceHeader`. */
+/** Reads the keys a propagator asks for from a Lambda SQS record: its attributes, then `AWSTraceHeader`. */
 const recordGetter: TextMapGetter<SQSRecord> = {
   keys: (record) => [...Object.keys(record.messageAttributes ?? {}), ...(record.attributes?.AWSTraceHeader ? [X_RAY_HEADER] : [])],
   get: (record, key) => {
@@ -18,14 +18,14 @@ const recordGetter: TextMapGetter<SQSRecord> = {
 };
 
 const attributeSetter: TextMapSetter<Record<string, StringAttribute>> = {
-  set: (carrier, key, value) => {
-    carrier[key] = { DataType: 'String', StringValue: value };
+  set: (attributes, key, value) => {
+    attributes[key] = { DataType: 'String', StringValue: value };
   },
 };
 
 const stringSetter: TextMapSetter<Record<string, string>> = {
-  set: (carrier, key, value) => {
-    carrier[key] = value;
+  set: (headers, key, value) => {
+    headers[key] = value;
   },
 };
 
@@ -34,9 +34,9 @@ const stringSetter: TextMapSetter<Record<string, string>> = {
  * registered propagators write): empty when no propagator is registered or nothing is traced.
  */
 export function messageAttributesOf(ctx: Context = context.active()): Record<string, StringAttribute> {
-  const carrier: Record<string, StringAttribute> = {};
-  propagation.inject(ctx, carrier, attributeSetter);
-  return carrier;
+  const attributes: Record<string, StringAttribute> = {};
+  propagation.inject(ctx, attributes, attributeSetter);
+  return attributes;
 }
 
 /** The producer's context carried by a delivered record (W3C `traceparent`, or X-Ray's `AWSTraceHeader`). */
@@ -46,9 +46,9 @@ export function contextOfRecord(record: SQSRecord): Context {
 
 /** HTTP headers carrying `ctx` (for an external API call). */
 export function headersOf(ctx: Context = context.active()): Record<string, string> {
-  const carrier: Record<string, string> = {};
-  propagation.inject(ctx, carrier, stringSetter);
-  return carrier;
+  const headers: Record<string, string> = {};
+  propagation.inject(ctx, headers, stringSetter);
+  return headers;
 }
 
 /** The W3C `traceparent` of the active span, if a valid one is active (an item's trace attribute). */
