@@ -46,8 +46,7 @@ export function createReadApi(deps: ReadApiDependencies): (event: APIGatewayProx
       if (method !== 'GET') return json(405, { message: `method ${String(method)} is not allowed; use GET` }, { allow: 'GET' });
       const id = decodeSegment(match[2] ?? '');
       if (id === undefined || !isCacheableId(id)) return invalidId(entity);
-      const served = entity;
-      const { value, source, writeTrace } = await traceRead(served, id, () => deps.cache.get(served, id));
+      const { value, source, writeTrace } = await traceRead(entity, id, deps.cache);
       if (!value) return json(404, { message: `${entity.name} '${id}' not found` }, cacheHeaders(entity, source));
       return json(200, value, { ...cacheHeaders(entity, source), ...(writeTrace ? { 'x-write-traceparent': writeTrace } : {}) });
     } catch (error) {
@@ -65,9 +64,9 @@ export function createReadApi(deps: ReadApiDependencies): (event: APIGatewayProx
  * trace of the job whose commit wrote the version served, so "which write did this read see?"
  * is answered from either side.
  */
-function traceRead(entity: CachedEntity, id: string, read: () => Promise<EntityRead>): Promise<EntityRead> {
+function traceRead(entity: CachedEntity, id: string, cache: ReadApiDependencies['cache']): Promise<EntityRead> {
   return inSpan(SPANS.read, { kind: SpanKind.SERVER }, async (span) => {
-    const answer = await read();
+    const answer = await cache.get(entity, id);
     const written = spanContextOfTraceparent(answer.writeTrace);
     if (written) span.addLink({ context: written });
     annotate(span, () => ({

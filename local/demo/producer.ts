@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { parseEnvelope, type Envelope } from '../../shared/envelope/index.ts';
-import { endFailed, messageSizeBytes, sizedBatches, startProduce, tracedEntryFields, type ProduceTrace } from '../../shared/producer/index.ts';
+import { endFailed, endSent, messageSizeBytes, sizedBatches, startProduce, tracedEntryFields, type ProduceTrace } from '../../shared/producer/index.ts';
 import type { DemoMessage } from './workload.ts';
 
 export interface PaceOptions {
@@ -33,7 +33,10 @@ export async function paceMessages(options: PaceOptions): Promise<number> {
     for (let attempt = 0; attempt < 5 && entries.length > 0; attempt += 1) {
       const out = await options.sqs.send(new SendMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: entries }));
       sent += out.Successful?.length ?? 0;
-      for (const ok of out.Successful ?? []) traced[Number(ok.Id)]?.span.end();
+      for (const ok of out.Successful ?? []) {
+        const sentTrace = traced[Number(ok.Id)];
+        if (sentTrace) endSent(sentTrace.span, ok.MessageId);
+      }
       const failed = new Set((out.Failed ?? []).map((failure) => failure.Id));
       entries = entries.filter((entry) => failed.has(entry.Id));
     }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { CURRENT_SCHEMA_VERSION, ENVELOPE_V1, type Envelope } from './schema.ts';
 import { describeIssues, safeParse } from '../validation/index.ts';
+import { activeSpanContext } from '../tracing/index.ts';
 
 export interface EnvelopeInput {
   readonly type: string;
@@ -37,7 +37,7 @@ export function createEnvelope(input: EnvelopeInput): Envelope {
     jobId,
     idempotencyKey: input.idempotencyKey ?? jobId,
     resourceId: input.resourceId,
-    traceId: input.traceId ?? activeTraceId() ?? randomUUID(),
+    traceId: input.traceId ?? activeSpanContext()?.traceId ?? randomUUID(),
     producedAt: (input.producedAt ?? new Date()).toISOString(),
     producerVersion: input.producerVersion ?? 'unknown',
     payload: input.payload,
@@ -47,8 +47,3 @@ export function createEnvelope(input: EnvelopeInput): Envelope {
   return parsed.data;
 }
 
-/** The trace id of the active span, so the envelope's log key names the trace the job belongs to. */
-function activeTraceId(): string | undefined {
-  const spanContext = trace.getActiveSpan()?.spanContext();
-  return spanContext && isSpanContextValid(spanContext) ? spanContext.traceId : undefined;
-}

@@ -10,4 +10,4 @@ export { buildJob, jobBuilder, type JobBuilder, type JobCommon, type JobInput, t
 export { defineJobTypes, type JobCatalog, type JobType } from '../workloads/job-types.ts';
 export { sendEnvelopes, sizedBatches, type FailedJob, type SendOptions, type SendProgress, type SendResult, type SentJob } from './send.ts';
 export { assertMessageSize, DEFAULT_MAX_MESSAGE_BYTES, messageSizeBytes } from './size.ts';
-export { endFailed, startProduce, tracedEntryFields, type ProduceTrace } from './trace.ts';
+export { endFailed, endSent, startProduce, tracedEntryFields, type ProduceTrace } from './trace.ts';

@@ -1,13 +1,11 @@
 import { SendMessageBatchCommand, type MessageAttributeValue, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Span } from '@opentelemetry/api';
 import type { Envelope } from '../envelope/index.ts';
 import { isRetryableAwsError } from '../errors/index.ts';
 import { withDefaults } from '../options/index.ts';
 import { ProducerConfigurationError } from './errors.ts';
 import { messageDeduplicationId, messageGroupId } from './fifo.ts';
 import { assertMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './size.ts';
-import { ATTRIBUTES } from '../tracing/index.ts';
-import { endFailed, startProduce, tracedEntryFields, type ProduceTrace } from './trace.ts';
+import { endFailed, endSent, startProduce, tracedEntryFields, type ProduceTrace } from './trace.ts';
 
 /** SQS's cap on entries per SendMessageBatch. */
 const MAX_BATCH_ENTRIES = 10;
@@ -129,8 +127,7 @@ export async function sendEnvelopes(sqs: SQSClient, queueUrl: string, envelopes:
           const entry = byId.get(ok.Id ?? '');
           if (entry) {
             sent.push({ envelope: entry.envelope, messageId: ok.MessageId ?? '', attempts: attempt });
-            entry.span.setAttribute(ATTRIBUTES.messageId, ok.MessageId ?? '');
-            entry.span.end();
+            endSent(entry.span, ok.MessageId);
           }
           byId.delete(ok.Id ?? '');
         }

@@ -52,6 +52,12 @@ function withTraceContext(attributes: Record<string, MessageAttributeValue>, car
   return { ...attributes, ...Object.fromEntries(names.map((name) => [name, carried[name] as MessageAttributeValue])) };
 }
 
+/** Ends a produce span whose message SQS accepted, naming the message. */
+export function endSent(span: Span, messageId: string | undefined): void {
+  span.setAttribute(ATTRIBUTES.messageId, messageId ?? '');
+  span.end();
+}
+
 /** Ends a produce span whose message was not sent. */
 export function endFailed(span: Span, message: string): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message });

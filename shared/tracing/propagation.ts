@@ -51,10 +51,16 @@ export function headersOf(ctx: Context = context.active()): Record<string, strin
   return headers;
 }
 
+/** The active span's context, if a valid one is active (a span an SDK records, or a remote parent). */
+export function activeSpanContext(): SpanContext | undefined {
+  const spanContext = trace.getActiveSpan()?.spanContext();
+  return spanContext && isSpanContextValid(spanContext) ? spanContext : undefined;
+}
+
 /** The W3C `traceparent` of the active span, if a valid one is active (an item's trace attribute). */
 export function activeTraceparent(): string | undefined {
-  const spanContext = trace.getActiveSpan()?.spanContext();
-  return spanContext && isSpanContextValid(spanContext) ? formatTraceparent(spanContext) : undefined;
+  const spanContext = activeSpanContext();
+  return spanContext ? formatTraceparent(spanContext) : undefined;
 }
 
 /**
