@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { CONTROL_TABLE } from '../tables/index.ts';
 import type { TransactItem } from '../lock/index.ts';
 
@@ -44,7 +44,7 @@ export function recordKey(idempotencyKey: string): string {
  */
 export function payloadHash(job: { readonly type: string; readonly resourceId: string; readonly payload: unknown }): string {
   let hash = hashes.get(job);
-  if (hash === undefined) hashes.set(job, (hash = createHash('sha256').update(canonicalJson([job.type, job.resourceId, job.payload])).digest('hex')));
+  if (hash === undefined) hashes.set(job, (hash = digest('sha256', canonicalJson([job.type, job.resourceId, job.payload]), 'hex')));
   return hash;
 }
 
