@@ -97,6 +97,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
 
   const sqsJobBatchMiddlewareBefore = async (request: { event: SQSEvent; context: Context }): Promise<SQSBatchResponse> => {
     const { event, context } = request;
+    let conflicts = 0;
     const outcomes = await processBatch(event.Records, {
       remainingTimeMs: () => context.getRemainingTimeInMillis(),
       deadlineMarginMs: options.deadlineMarginMs,
@@ -113,6 +114,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
           attempt: Number(record.attributes.ApproximateReceiveCount ?? 1),
           logger: recordLogger(record, envelope),
           signal,
+          onConflict: () => void (conflicts += 1),
           onHeartbeat: async () => {
             // Keep the message hidden for as long as the lease is held.
             const out = await options.sqs.send(new ChangeMessageVisibilityBatchCommand({
@@ -138,6 +140,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     });
     await backOff(outcomes);
     report(outcomes);
+    if (conflicts > 0) metrics.addMetric(METRICS.commitConflicts, MetricUnit.Count, conflicts);
     metrics.publishStoredMetrics();
     return { batchItemFailures: outcomes.filter((o) => o.status === 'retry').map((o) => ({ itemIdentifier: o.record.messageId })) };
   };

@@ -1,4 +1,5 @@
 export {
-  IdempotencyStore, type BusinessWrite, type Claim, type ClaimOutcome, type CommitPlan, type Completion, type IdempotencyStoreOptions,
+  IdempotencyStore, type Claim, type ClaimOutcome, type CommitPlan, type Completion, type IdempotencyStoreOptions,
 } from './store.ts';
 export { payloadHash, recordKey, STATUS, type IdempotencyRecord, type JobIdentity } from './record.ts';
+export type { BusinessWrite } from './business-writes.ts';

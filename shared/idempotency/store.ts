@@ -13,15 +13,9 @@ import {
   type IdempotencyRecord, type JobIdentity,
 } from './record.ts';
 import { transactWrite } from './transact.ts';
-import { activeTraceparent, annotate, ATTRIBUTES, TRACE_ATTRIBUTE } from '../tracing/index.ts';
-
-/** A business write that commits in the same transaction as the idempotency record. */
-export interface BusinessWrite {
-  /** One transaction item in document form (Put, Update, Delete or ConditionCheck). */
-  readonly item: TransactItem;
-  /** The error to raise when this item's condition fails, given the item as it was (if any). */
-  readonly onConditionFailed: (current: Record<string, unknown> | undefined) => BallastError;
-}
+import { businessItems, type BusinessWrite } from './business-writes.ts';
+import { GroupCommit, MAX_TRANSACTION_ITEMS } from './group-commit.ts';
+import { annotate, ATTRIBUTES } from '../tracing/index.ts';
 
 /** What a job commits: its business writes and the result duplicates will be handed. */
 export interface CommitPlan {
@@ -43,9 +37,6 @@ export interface Claim extends LeaseHold {
   readonly resourceIds: readonly string[];
 }
 
-/** DynamoDB's limit on the items of one transaction. */
-const MAX_TRANSACTION_ITEMS = 100;
-
 export type ClaimOutcome = { readonly kind: 'claimed'; readonly claim: Claim } | { readonly kind: 'duplicate'; readonly result: unknown };
 
 export interface IdempotencyStoreOptions {
@@ -63,16 +54,24 @@ export interface IdempotencyStoreOptions {
    * @default 30_000
    */
   readonly leaseMs?: number;
+  /**
+   * Whether the one-shot commits ({@link IdempotencyStore.commitOnce}) started in the same turn of
+   * the event loop share one `TransactWriteItems` (see {@link GroupCommit}): a batch's records then
+   * cost one request per wave of lanes instead of one each. Every job still commits exactly once
+   * and is answered as if alone; turn it off to give every commit its own transaction.
+   * @default true
+   */
+  readonly groupCommits?: boolean;
   /** @default Date.now */
   readonly nowMs?: () => number;
 }
 
-const defaults = { retentionSeconds: 35 * 24 * 3600, leaseMs: 30_000, nowMs: Date.now };
+const defaults = { retentionSeconds: 35 * 24 * 3600, leaseMs: 30_000, groupCommits: true, nowMs: Date.now };
 
 /**
  * The idempotency and lock persistence layer on the control table. Every method is one
- * DynamoDB round trip (a transaction); conflicts are read from the cancellation reasons'
- * `ALL_OLD` items, never by a second read.
+ * DynamoDB round trip (a transaction), which one-shot commits started together share (group
+ * commit); conflicts are read from the cancellation reasons' `ALL_OLD` items, never by a second read.
  */
 export class IdempotencyStore {
   readonly leaseMs: number;
@@ -80,6 +79,7 @@ export class IdempotencyStore {
   readonly #table: string;
   readonly #retentionSeconds: number;
   readonly #nowMs: () => number;
+  readonly #group: GroupCommit | undefined;
 
   constructor(options: IdempotencyStoreOptions) {
     const merged = withDefaults(defaults, options);
@@ -90,16 +90,19 @@ export class IdempotencyStore {
     this.#retentionSeconds = merged.retentionSeconds;
     this.leaseMs = merged.leaseMs;
     this.#nowMs = merged.nowMs;
+    this.#group = merged.groupCommits ? new GroupCommit(merged.documents) : undefined;
   }
 
   /**
    * For jobs whose effects are all DynamoDB writes: the COMPLETED record and the business writes
    * in one transaction. A crash can never apply the effect twice; a duplicate costs this one call.
+   * With `groupCommits`, the commits started in the same turn share that transaction, each answered
+   * from its own items' cancellation reasons.
    */
   async commitOnce(job: JobIdentity, plan: CommitPlan): Promise<Completion> {
     const times = this.#times();
     const items = [completeNewRecordItem(this.#table, job, plan.result, times), ...businessItems(plan.writes)];
-    const failure = await this.#transact(items);
+    const failure = await this.#transact(items, this.#group);
     if (!failure) return { kind: 'committed', result: plan.result ?? null };
     const [record, ...business] = failure;
     if (isConditionFailure(record)) return this.#existing(job, oldItem(record) as unknown as IdempotencyRecord, times.nowMs);
@@ -208,9 +211,12 @@ export class IdempotencyStore {
     return { nowMs: this.#nowMs(), retentionSeconds: this.#retentionSeconds };
   }
 
-  /** Runs a transaction; resolves undefined on success or with the cancellation reasons. */
-  async #transact(items: TransactItem[]): Promise<CancellationReason[] | undefined> {
-    const failure = await transactWrite(this.#documents, items);
+  /**
+   * Runs a transaction (in a group commit, when given one); resolves undefined on success or with
+   * the cancellation reasons of `items`.
+   */
+  async #transact(items: TransactItem[], group?: GroupCommit): Promise<CancellationReason[] | undefined> {
+    const failure = await (group ? group.transact(items) : transactWrite(this.#documents, items));
     // The claim's or commit's span says why DynamoDB refused it, item by item.
     if (failure) annotate(trace.getActiveSpan(), () => ({ [ATTRIBUTES.cancellationReasons]: failure.map((reason) => reason.Code ?? 'None') }));
     return failure;
@@ -234,41 +240,6 @@ export class IdempotencyStore {
 /** One hold per locked resource: the claim's owner token and fence on each. */
 function holds(claim: Claim): LeaseHold[] {
   return claim.resourceIds.map((resourceId) => ({ resourceId, ownerToken: claim.ownerToken, fence: claim.fence }));
-}
-
-/**
- * The business writes as transaction items: each returns the item it was refused on, and each
- * Put or Update stamps the item with the committing span's `traceparent` (when one is traced), so
- * the stream hands the invalidator the trace of the job that wrote it.
- */
-function businessItems(writes: readonly BusinessWrite[]): TransactItem[] {
-  const traceparent = activeTraceparent();
-  return writes.map((write) => (traceparent ? withTraceparent(withOldItem(write), traceparent) : withOldItem(write)));
-}
-
-/** Adds `TRACE_ATTRIBUTE = traceparent` to a Put's item or an Update's SET clause; other kinds are left as they are. */
-export function withTraceparent(item: TransactItem, traceparent: string): TransactItem {
-  if (item.Put) return { Put: { ...item.Put, Item: { ...item.Put.Item, [TRACE_ATTRIBUTE]: traceparent } } };
-  if (!item.Update) return item;
-  const expression = item.Update.UpdateExpression ?? '';
-  // SET is a reserved word, so as a bare token it can only be the clause keyword.
-  const set = /\bSET\b/i;
-  return {
-    Update: {
-      ...item.Update,
-      UpdateExpression: set.test(expression) ? expression.replace(set, 'SET #ballastTrace = :ballastTrace,') : `${expression} SET #ballastTrace = :ballastTrace`.trim(),
-      ExpressionAttributeNames: { ...item.Update.ExpressionAttributeNames, '#ballastTrace': TRACE_ATTRIBUTE },
-      ExpressionAttributeValues: { ...item.Update.ExpressionAttributeValues, ':ballastTrace': traceparent },
-    },
-  };
-}
-
-/** A conditional business write returns the item it was refused on, for its `onConditionFailed`. */
-function withOldItem(write: BusinessWrite): TransactItem {
-  const [kind, body] = Object.entries(write.item)[0] as [string, { ConditionExpression?: string }];
-  // Without a condition the write cannot be refused (only cancelled with the others): nothing to return.
-  if (!body.ConditionExpression) return write.item;
-  return { [kind]: { ...body, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } } as TransactItem;
 }
 
 function isConditionFailure(reason: CancellationReason | undefined): reason is CancellationReason {

@@ -10,6 +10,8 @@ export const METRICS = {
   lockContention: 'LockContention',
   lockWaitMs: 'LockWaitMs',
   fenced: 'CommitsFenced',
+  /** Commits tried again in place after DynamoDB cancelled them for a `TransactionConflict` on a hot item. */
+  commitConflicts: 'CommitConflicts',
 } as const;
 
 export interface Observability {

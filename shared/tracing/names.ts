@@ -51,6 +51,8 @@ export const ATTRIBUTES = {
   /** The cancellation reason codes of a refused transaction, in item order. */
   cancellationReasons: 'ballast.commit.cancellation_reasons',
   commitKind: 'ballast.commit.kind',
+  /** Jobs whose one-shot commits shared this commit's transaction (group commit); absent when it had its own. */
+  commitGroupSize: 'ballast.commit.group_size',
   externalName: 'ballast.external.name',
   entity: 'ballast.entity',
   entityId: 'ballast.entity.id',

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { trace } from '@opentelemetry/api';
-import { withTraceparent } from '../../shared/idempotency/store.ts';
+import { withTraceparent } from '../../shared/idempotency/business-writes.ts';
 import { contextOfTraceparent, spanContextOfTraceparent, TRACE_ATTRIBUTE } from '../../shared/tracing/index.ts';
 import { decodeEntry, defineEntity, encodeValue, projectItem } from '../../shared/cache/index.ts';
 import { strictObject, number, string } from 'zod/mini';

@@ -1,0 +1,170 @@
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createEnvelope, type Envelope } from '../../shared/envelope/index.ts';
+import { FatalError, REASONS, TransientError } from '../../shared/errors/index.ts';
+import { IdempotencyStore, type BusinessWrite } from '../../shared/idempotency/index.ts';
+import { useEngines } from '../helpers/engines.ts';
+import { createBallastTables } from '../helpers/tables.ts';
+
+/** A document client on DynamoDB Local that counts its TransactWriteItems and can cancel one with a conflict. */
+function countingClient(options: { conflictOn?: (pk: string) => boolean } = {}) {
+  const client = new DynamoDBClient({});
+  const sizes: number[] = [];
+  let conflicted = false;
+  client.middlewareStack.add((next, context) => async (args) => {
+    if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+    const items = (args.input as { TransactItems: Record<string, { Key?: { pk?: { S?: string } } }>[] }).TransactItems;
+    sizes.push(items.length);
+    const pks = items.map((item) => Object.values(item)[0]?.Key?.pk?.S ?? '');
+    const index = options.conflictOn ? pks.findIndex(options.conflictOn) : -1;
+    if (!conflicted && index >= 0) {
+      // As DynamoDB answers while another transaction on that item is in progress: that item
+      // TransactionConflict, every other one None, nothing written.
+      conflicted = true;
+      const reasons = items.map((_, i) => (i === index ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' } : { Code: 'None' }));
+      throw new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: { httpStatusCode: 400 }, CancellationReasons: reasons });
+    }
+    return next(args);
+  }, { step: 'build', name: 'countTransactions' });
+  return { documents: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }), sizes, destroy: () => client.destroy() };
+}
+
+describe('idempotency store: group commit', () => {
+  const local = useEngines();
+  let tables = { state: '', control: '' };
+  before(async () => {
+    tables = await createBallastTables(local.dynamodb, `group-${randomUUID().slice(0, 8)}`);
+  });
+  const run = randomUUID().slice(0, 8);
+  const job = (name: string, resourceId = `${run}-${name}`): Envelope =>
+    createEnvelope({ type: 'counter.add', resourceId, idempotencyKey: `${run}-${name}`, payload: { n: 1 } });
+  /** Adds 1 to the job's counter item; with `mustExist`, refused unless the item is already there. */
+  const add = (envelope: Envelope, mustExist = false): BusinessWrite => ({
+    item: {
+      Update: {
+        TableName: tables.state, Key: { pk: `counter#${envelope.resourceId}` }, UpdateExpression: 'ADD n :one', ExpressionAttributeValues: { ':one': 1 },
+        ...(mustExist ? { ConditionExpression: 'attribute_exists(pk)' } : {}),
+      },
+    },
+    onConditionFailed: () => new FatalError('counter-missing', `counter ${envelope.resourceId} does not exist`),
+  });
+  const counter = async (envelope: Envelope) =>
+    (await local.documents.send(new GetCommand({ TableName: tables.state, Key: { pk: `counter#${envelope.resourceId}` }, ConsistentRead: true }))).Item?.n;
+  const commitAll = (store: IdempotencyStore, jobs: readonly Envelope[], write = (envelope: Envelope) => add(envelope)) =>
+    Promise.allSettled(jobs.map((envelope) => store.commitOnce(envelope, { writes: [write(envelope)], result: { job: envelope.idempotencyKey } })));
+
+  it('commits started in one turn share one TransactWriteItems, and each job is answered as if alone', async () => {
+    const client = countingClient();
+    try {
+      const store = new IdempotencyStore({ documents: client.documents, tableName: tables.control });
+      const jobs = Array.from({ length: 10 }, (_, i) => job(`ten-${i}`));
+      // WHEN ten jobs on ten resources commit at once, as the heads of a batch's lanes do
+      const outcomes = await commitAll(store, jobs);
+      // THEN one request carried all twenty items, every job committed once with its own result
+      assert.deepEqual(client.sizes, [20]);
+      assert.deepEqual(outcomes.map((o) => o.status === 'fulfilled' && o.value), jobs.map((e) => ({ kind: 'committed', result: { job: e.idempotencyKey } })));
+      for (const envelope of jobs) assert.equal(await counter(envelope), 1);
+      // AND their duplicates, together, are told so with the stored results, changing nothing
+      const again = await commitAll(store, jobs);
+      assert.deepEqual(again.map((o) => o.status === 'fulfilled' && o.value), jobs.map((e) => ({ kind: 'duplicate', result: { job: e.idempotencyKey } })));
+      for (const envelope of jobs) assert.equal(await counter(envelope), 1);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('with groupCommits off, every commit has its own transaction', async () => {
+    const client = countingClient();
+    try {
+      const store = new IdempotencyStore({ documents: client.documents, tableName: tables.control, groupCommits: false });
+      await commitAll(store, Array.from({ length: 4 }, (_, i) => job(`alone-${i}`)));
+      assert.deepEqual(client.sizes, [2, 2, 2, 2]);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it("a duplicate or a refused business condition is that job's own answer; the innocent jobs of its group commit in the next one", async () => {
+    const client = countingClient();
+    try {
+      const store = new IdempotencyStore({ documents: client.documents, tableName: tables.control });
+      const done = job('done');
+      await store.commitOnce(done, { writes: [add(done)], result: { job: done.idempotencyKey } });
+      client.sizes.length = 0;
+      const refused = job('refused');
+      const fresh = [job('fresh-1'), job('fresh-2')];
+      // WHEN a duplicate, a job whose business write is refused and two fresh jobs commit at once
+      const outcomes = await commitAll(store, [done, refused, ...fresh], (envelope) => add(envelope, envelope === refused));
+      // THEN the group was cancelled once, and the fresh jobs committed in a second transaction
+      assert.deepEqual(client.sizes, [8, 4]);
+      const [duplicate, refusal, ...committed] = outcomes;
+      assert.deepEqual(duplicate?.status === 'fulfilled' && duplicate.value, { kind: 'duplicate', result: { job: done.idempotencyKey } });
+      assert.ok(refusal?.status === 'rejected' && refusal.reason instanceof FatalError && refusal.reason.reason === 'counter-missing', String(refusal?.status));
+      assert.deepEqual(committed.map((o) => o.status === 'fulfilled' && o.value.kind), ['committed', 'committed']);
+      assert.deepEqual([await counter(done), await counter(refused), await counter(fresh[0] as Envelope), await counter(fresh[1] as Envelope)], [1, undefined, 1, 1]);
+      const record = await local.documents.send(new GetCommand({ TableName: tables.control, Key: { pk: `idem#${refused.idempotencyKey}` }, ConsistentRead: true }));
+      assert.equal(record.Item, undefined, 'the refused job left no idempotency record');
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('a job whose item meets a transaction in progress gets its TransactionConflict; the others commit without waiting for it', async () => {
+    const hot = job('hot');
+    const client = countingClient({ conflictOn: (pk) => pk === `counter#${hot.resourceId}` });
+    try {
+      const store = new IdempotencyStore({ documents: client.documents, tableName: tables.control });
+      const cold = [job('cold-1'), job('cold-2')];
+      const [hotOutcome, ...coldOutcomes] = await commitAll(store, [hot, ...cold]);
+      assert.ok(hotOutcome?.status === 'rejected' && hotOutcome.reason instanceof TransientError && hotOutcome.reason.reason === REASONS.transactionConflict);
+      assert.deepEqual(coldOutcomes.map((o) => o.status === 'fulfilled' && o.value.kind), ['committed', 'committed']);
+      assert.deepEqual(client.sizes, [6, 4]);
+      assert.deepEqual([await counter(hot), await counter(cold[0] as Envelope)], [undefined, 1]);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('jobs writing one item, or past 100 items together, go in separate transactions', async () => {
+    const client = countingClient();
+    try {
+      const store = new IdempotencyStore({ documents: client.documents, tableName: tables.control });
+      // two jobs on one counter (DynamoDB refuses a transaction that writes an item twice)
+      const shared = [job('shared-1', `${run}-shared`), job('shared-2', `${run}-shared`)];
+      const outcomes = await commitAll(store, shared);
+      assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled']);
+      assert.deepEqual(client.sizes, [2, 2]);
+      assert.equal(await counter(shared[0] as Envelope), 2);
+      // 60 jobs of two items each: 100 + 20
+      client.sizes.length = 0;
+      const many = Array.from({ length: 60 }, (_, i) => job(`many-${i}`));
+      assert.ok((await commitAll(store, many)).every((o) => o.status === 'fulfilled'));
+      assert.deepEqual(client.sizes, [100, 20]);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('a group DynamoDB refuses as a whole is sent again job by job: only the job at fault fails', async () => {
+    const client = countingClient();
+    try {
+      const store = new IdempotencyStore({ documents: client.documents, tableName: tables.control });
+      const big = job('big');
+      const small = job('small');
+      // an item past DynamoDB's 400 KB: a ValidationException for the whole request
+      const oversize = (envelope: Envelope): BusinessWrite => envelope === big
+        ? { item: { Put: { TableName: tables.state, Item: { pk: `counter#${big.resourceId}`, blob: 'x'.repeat(410_000) } } }, onConditionFailed: () => new FatalError('counter-missing', 'unused') }
+        : add(envelope);
+      const [bigOutcome, smallOutcome] = await commitAll(store, [big, small], oversize);
+      assert.ok(bigOutcome?.status === 'rejected' && (bigOutcome.reason as Error).name === 'ValidationException', String(bigOutcome?.status));
+      assert.deepEqual(smallOutcome?.status === 'fulfilled' && smallOutcome.value.kind, 'committed');
+      assert.deepEqual(client.sizes, [4, 2, 2]);
+      assert.equal(await counter(small), 1);
+    } finally {
+      client.destroy();
+    }
+  });
+});
