@@ -108,13 +108,17 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       run: async (record, envelope, signal) => {
         const handler = handlers.get(envelope.type);
         if (!handler) throw new FatalError(REASONS.unknownJobType, `no handler for job type '${envelope.type}'`);
+        const log = recordLogger(record, envelope);
         return runJob(envelope, handler, {
           store: options.store,
           resources: resourcesOf?.(envelope),
           attempt: Number(record.attributes.ApproximateReceiveCount ?? 1),
-          logger: recordLogger(record, envelope),
+          logger: log,
           signal,
-          onConflict: () => void (conflicts += 1),
+          onConflict: ({ operation, ...retry }) => {
+            conflicts += 1;
+            if (logger.getLevelName() === 'DEBUG') log().debug(`${operation} failed; retrying in place`, { reason: REASONS.transactionConflict, ...retry });
+          },
           onHeartbeat: async () => {
             // Keep the message hidden for as long as the lease is held.
             const out = await options.sqs.send(new ChangeMessageVisibilityBatchCommand({

@@ -30,8 +30,11 @@ export interface RunJobOptions {
    * @default 8
    */
   readonly commitAttempts?: number;
-  /** Called on every in-place retry after a `TransactionConflict` (the worker counts them). */
-  readonly onConflict?: () => void;
+  /**
+   * Called on every in-place retry after a `TransactionConflict` (of a commit, or of a claim given
+   * back), with what was retried: the worker counts them and logs them at DEBUG.
+   */
+  readonly onConflict?: (retry: Record<string, unknown> & { readonly operation: string }) => void;
   /** @default Math.random */
   readonly random?: () => number;
   /** @default Date.now */
@@ -154,12 +157,10 @@ async function inPlace<T>(
       const delayMs = Math.round(Math.min(MAX_RETRY_DELAY_MS, 25 * 2 ** attempt) * (0.5 + random() / 2));
       const retryable = failure instanceof TransientError && !(failure instanceof FencedError) && worthRetrying(failure);
       if (!retryable || attempt >= attempts || options.signal.aborted || nowMs() + delayMs >= untilMs) throw failure;
-      // A conflict is routine contention on a hot item, resolved by the next try: counted (the
-      // CommitConflicts metric) and logged only at DEBUG, since a line each would cost more than the
-      // retry. Anything else is worth a WARN with its error.
+      // A conflict is routine contention on a hot item, resolved by the next try: the caller counts
+      // it (a line each would cost more than the retry). Anything else is worth a WARN with its error.
       if (failure.reason === REASONS.transactionConflict) {
-        options.onConflict?.();
-        options.logger().debug(`${what} failed; retrying in place`, { reason: failure.reason, attempt, delayMs, ...failure.context });
+        options.onConflict?.({ operation: what, attempt, delayMs, ...failure.context });
       } else {
         options.logger().warn(`${what} failed; retrying in place`, { reason: failure.reason, attempt, delayMs, error: failure });
       }

@@ -1,23 +1,30 @@
-import type { CancellationReason } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import type { CancellationReason, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { trace, type Span } from '@opentelemetry/api';
+import { isRetryableAwsError } from '../errors/index.ts';
 import type { TransactItem } from '../lock/index.ts';
 import { CONTROL_TABLE } from '../tables/index.ts';
 import { annotate, ATTRIBUTES } from '../tracing/index.ts';
-import { transactWrite } from './transact.ts';
+import { marshallItems, MAX_TRANSACTION_ITEMS, sendTransaction } from './transact.ts';
 
-/** DynamoDB's limit on the items of one transaction. */
-export const MAX_TRANSACTION_ITEMS = 100;
+/**
+ * How many times a job may be cancelled for another job's sake (its own items all `None`) before
+ * it is sent in a transaction of its own: a hot item met again and again must not hold it back.
+ */
+const MAX_INNOCENT_CANCELLATIONS = 5;
 
-/** One job's commit waiting for the next group: its items, and how to answer it. */
+/** One job's commit waiting for a group: its items, and how to answer it. */
 interface Member {
-  readonly items: readonly TransactItem[];
+  readonly items: TransactWriteItem[];
   /** Identities of the DynamoDB items it writes (table + key): a group holds each item once. */
   readonly targets: readonly string[];
-  /** The commit's span, active when it was enqueued: the group's size is stamped on it. */
+  /** The commit's span, active when it was enqueued: the size of the group that answered it goes on it. */
   readonly span: Span | undefined;
   readonly settle: (reasons: CancellationReason[] | undefined) => void;
   readonly fail: (error: unknown) => void;
+  /** Times it was cancelled for another job's sake. */
+  readonly cancelledFor: number;
 }
 
 /**
@@ -27,16 +34,28 @@ interface Member {
  * and every job still commits exactly once; what changes is the per-request cost (signing,
  * serialization, a round trip), paid once per group rather than once per record.
  *
- * When DynamoDB cancels the group, its cancellation reasons say item by item which job caused it:
- * those jobs are answered with their own reasons (a duplicate, a refused business condition, a
- * conflict), exactly as a transaction of their own would have answered them; the jobs whose items
- * were all innocent (`None`) are sent again at once, in the next group. A request DynamoDB refuses
- * as a whole (`ValidationException`: two jobs writing one item, the 4 MB limit) is sent again job
- * by job; any other error (throttling, a dropped connection) is every member's answer.
+ * A job is answered by what its own items did:
+ * - the group committed: committed;
+ * - DynamoDB cancelled the group: the jobs whose items carry a reason (a duplicate, a refused
+ *   business condition, a `TransactionConflict`, throttling) get their own reasons, as a
+ *   transaction of their own would have; the jobs whose items were all `None` are sent again at
+ *   once, in the next group (alone after {@link MAX_INNOCENT_CANCELLATIONS});
+ * - DynamoDB refused the whole request for a reason that is not transient (a `ValidationException`
+ *   such as the 4 MB limit, a missing table or a denied action of one workload): every job is sent
+ *   again on its own, so only the one at fault fails;
+ * - throttling, a 5xx or a dropped connection: every job's answer, as each alone would have met it.
+ *
+ * A job whose items cannot be marshalled fails alone, before it joins a group. Two jobs writing one
+ * item are never in flight together: the later waits for the group holding the item to settle
+ * (DynamoDB refuses a transaction that writes an item twice, and cancels two at once on one item).
+ * The request runs in the async context of the group's first job, so an instrumented SDK's span
+ * for it appears under that job's commit span.
  */
 export class GroupCommit {
   readonly #documents: DynamoDBDocumentClient;
   #pending: Member[] = [];
+  /** Targets of the groups in flight. */
+  readonly #held = new Set<string>();
   #scheduled = false;
 
   constructor(documents: DynamoDBDocumentClient) {
@@ -46,93 +65,106 @@ export class GroupCommit {
   /** Resolves undefined when `items` committed, or with their own cancellation reasons. */
   transact(items: readonly TransactItem[]): Promise<CancellationReason[] | undefined> {
     return new Promise((settle, fail) => {
-      this.#enqueue({ items, targets: items.map(targetOf), span: trace.getActiveSpan(), settle, fail });
+      // A throw here (a value marshall refuses) rejects this job only.
+      const marshalled = marshallItems(this.#documents, items);
+      this.#enqueue({ items: marshalled, targets: marshalled.map(targetOf), span: trace.getActiveSpan(), settle, fail, cancelledFor: 0 });
     });
   }
 
   #enqueue(member: Member): void {
     this.#pending.push(member);
-    if (this.#scheduled) return;
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#pending.length === 0) return;
     this.#scheduled = true;
     // After every commit the current turn starts (lanes reach their commits in the same turn
     // unless a job's plan awaited I/O), before the next I/O is taken in.
-    setImmediate(() => {
-      this.#scheduled = false;
-      const pending = this.#pending;
-      this.#pending = [];
-      for (const group of groups(pending)) void this.#send(group);
-    });
+    setImmediate(() => this.#flush());
+  }
+
+  /** Sends what is pending in groups; members touching an item in flight wait for it. */
+  #flush(): void {
+    this.#scheduled = false;
+    const waiting: Member[] = [];
+    const ready: Member[][] = [];
+    let current: Member[] = [];
+    let items = 0;
+    for (const member of this.#pending) {
+      if (member.targets.some((target) => this.#held.has(target))) {
+        waiting.push(member);
+        continue;
+      }
+      const alone = member.cancelledFor >= MAX_INNOCENT_CANCELLATIONS;
+      if (current.length > 0 && (alone || items + member.items.length > MAX_TRANSACTION_ITEMS)) {
+        ready.push(current);
+        current = [];
+        items = 0;
+      }
+      current.push(member);
+      items += member.items.length;
+      for (const target of member.targets) this.#held.add(target);
+      if (alone) {
+        ready.push(current);
+        current = [];
+        items = 0;
+      }
+    }
+    if (current.length > 0) ready.push(current);
+    this.#pending = waiting;
+    for (const group of ready) {
+      void this.#send(group)
+        .catch((error: unknown) => group.forEach((member) => member.fail(error)))
+        .finally(() => {
+          for (const member of group) for (const target of member.targets) this.#held.delete(target);
+          this.#schedule();
+        });
+    }
   }
 
   async #send(group: readonly Member[]): Promise<void> {
     if (group.length === 1) {
       const [member] = group as [Member];
-      await transactWrite(this.#documents, member.items).then(member.settle, member.fail);
+      await sendTransaction(this.#documents, member.items).then(member.settle, member.fail);
       return;
     }
-    for (const member of group) annotate(member.span, () => ({ [ATTRIBUTES.commitGroupSize]: group.length }));
     let reasons: CancellationReason[] | undefined;
     try {
-      reasons = await transactWrite(this.#documents, group.flatMap((member) => member.items));
+      reasons = await sendTransaction(this.#documents, group.flatMap((member) => member.items));
     } catch (error) {
-      if ((error as { name?: string }).name === 'ValidationException') for (const member of group) void this.#send([member]);
-      else for (const member of group) member.fail(error);
-      return;
-    }
-    if (!reasons) {
-      for (const member of group) member.settle(undefined);
+      if (isRetryableAwsError(error)) for (const member of group) member.fail(error);
+      else for (const member of group) this.#pending.push({ ...member, cancelledFor: MAX_INNOCENT_CANCELLATIONS });
       return;
     }
     let offset = 0;
     const innocent: Member[] = [];
     for (const member of group) {
-      const own = reasons.slice(offset, offset + member.items.length);
+      const own = reasons?.slice(offset, offset + member.items.length);
       offset += member.items.length;
-      if (own.some((reason) => (reason.Code ?? 'None') !== 'None')) member.settle(own);
-      else innocent.push(member);
+      if (own?.every((reason) => (reason.Code ?? 'None') === 'None')) {
+        innocent.push(member);
+        continue;
+      }
+      annotate(member.span, () => ({ [ATTRIBUTES.commitGroupSize]: group.length }));
+      member.settle(own);
     }
-    // Every member innocent would mean reasons DynamoDB does not give: each goes alone then.
-    if (innocent.length === group.length) for (const member of innocent) void this.#send([member]);
-    else for (const member of innocent) this.#enqueue(member);
+    // Cancelled for another job's sake. Every job innocent is an answer DynamoDB does not give:
+    // each then goes alone.
+    const everyone = innocent.length === group.length;
+    for (const member of innocent) this.#pending.push({ ...member, cancelledFor: everyone ? MAX_INNOCENT_CANCELLATIONS : member.cancelledFor + 1 });
   }
 }
-
-/**
- * The pending commits in groups, in arrival order: a member joins the current group unless that
- * would pass the item limit or write an item the group already writes (DynamoDB refuses a
- * transaction that touches one item twice).
- */
-function groups(pending: readonly Member[]): Member[][] {
-  const out: Member[][] = [];
-  let current: Member[] = [];
-  let items = 0;
-  let targets = new Set<string>();
-  for (const member of pending) {
-    const overlaps = member.targets.some((target) => targets.has(target));
-    if (current.length > 0 && (overlaps || items + member.items.length > MAX_TRANSACTION_ITEMS)) {
-      out.push(current);
-      current = [];
-      items = 0;
-      targets = new Set();
-    }
-    current.push(member);
-    items += member.items.length;
-    for (const target of member.targets) targets.add(target);
-  }
-  if (current.length > 0) out.push(current);
-  return out;
-}
-
-let unknownTargets = 0;
 
 /**
  * Which DynamoDB item a transaction item writes: its table and key. A Put names its key only
  * among its attributes; ballast's tables key on `pk`, and a Put without one is taken as unique
  * (should it share an item after all, DynamoDB refuses the group and its jobs go one by one).
  */
-function targetOf(item: TransactItem): string {
-  const [, body] = Object.entries(item)[0] as [string, { TableName?: string; Key?: Record<string, unknown>; Item?: Record<string, unknown> }];
-  if (body.Key) return `${body.TableName}\u0000${JSON.stringify(body.Key)}`;
-  const pk = body.Item?.[CONTROL_TABLE.partitionKey];
-  return pk === undefined ? `\u0000unknown${(unknownTargets += 1)}` : `${body.TableName}\u0000${JSON.stringify({ [CONTROL_TABLE.partitionKey]: pk })}`;
+function targetOf(item: TransactWriteItem): string {
+  const body = (item.Put ?? item.Update ?? item.Delete ?? item.ConditionCheck) as { TableName?: string; Key?: Record<string, unknown>; Item?: Record<string, unknown> };
+  const key = body.Key ?? (body.Item?.[CONTROL_TABLE.partitionKey] === undefined ? undefined : { [CONTROL_TABLE.partitionKey]: body.Item[CONTROL_TABLE.partitionKey] });
+  if (!key) return `\u0000unique\u0000${randomUUID()}`;
+  // Attribute values are already in wire form ({ S: '…' }); names sorted, so any order names one item.
+  return `${body.TableName}\u0000${JSON.stringify(Object.keys(key).sort().map((name) => [name, key[name]]))}`;
 }

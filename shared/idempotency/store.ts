@@ -12,9 +12,9 @@ import {
   abandonClaimItem, claimRecordItem, completeClaimedRecordItem, completeNewRecordItem, extendClaimItem, payloadHash, STATUS,
   type IdempotencyRecord, type JobIdentity,
 } from './record.ts';
-import { transactWrite } from './transact.ts';
+import { MAX_TRANSACTION_ITEMS, transactWrite } from './transact.ts';
 import { businessItems, type BusinessWrite } from './business-writes.ts';
-import { GroupCommit, MAX_TRANSACTION_ITEMS } from './group-commit.ts';
+import { GroupCommit } from './group-commit.ts';
 import { annotate, ATTRIBUTES } from '../tracing/index.ts';
 
 /** What a job commits: its business writes and the result duplicates will be handed. */

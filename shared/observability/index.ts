@@ -10,7 +10,7 @@ export const METRICS = {
   lockContention: 'LockContention',
   lockWaitMs: 'LockWaitMs',
   fenced: 'CommitsFenced',
-  /** Commits tried again in place after DynamoDB cancelled them for a `TransactionConflict` on a hot item. */
+  /** Commits (and claims given back) tried again in place after a `TransactionConflict` on a hot item. */
   commitConflicts: 'CommitConflicts',
 } as const;
 

@@ -13,11 +13,20 @@ import { createBallastTables } from '../helpers/tables.ts';
 function countingClient(options: { conflictOn?: (pk: string) => boolean } = {}) {
   const client = new DynamoDBClient({});
   const sizes: number[] = [];
+  const inFlight = { now: 0, max: 0 };
   let conflicted = false;
   client.middlewareStack.add((next, context) => async (args) => {
     if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
     const items = (args.input as { TransactItems: Record<string, { Key?: { pk?: { S?: string } } }>[] }).TransactItems;
     sizes.push(items.length);
+    inFlight.max = Math.max(inFlight.max, (inFlight.now += 1));
+    try {
+      return await answer(items, () => next(args));
+    } finally {
+      inFlight.now -= 1;
+    }
+  }, { step: 'build', name: 'countTransactions' });
+  const answer = async <T>(items: Record<string, { Key?: { pk?: { S?: string } } }>[], send: () => Promise<T>): Promise<T> => {
     const pks = items.map((item) => Object.values(item)[0]?.Key?.pk?.S ?? '');
     const index = options.conflictOn ? pks.findIndex(options.conflictOn) : -1;
     if (!conflicted && index >= 0) {
@@ -27,9 +36,9 @@ function countingClient(options: { conflictOn?: (pk: string) => boolean } = {}) 
       const reasons = items.map((_, i) => (i === index ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' } : { Code: 'None' }));
       throw new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: { httpStatusCode: 400 }, CancellationReasons: reasons });
     }
-    return next(args);
-  }, { step: 'build', name: 'countTransactions' });
-  return { documents: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }), sizes, destroy: () => client.destroy() };
+    return send();
+  };
+  return { documents: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }), sizes, inFlight, destroy: () => client.destroy() };
 }
 
 describe('idempotency store: group commit', () => {
@@ -128,7 +137,7 @@ describe('idempotency store: group commit', () => {
     }
   });
 
-  it('jobs writing one item, or past 100 items together, go in separate transactions', async () => {
+  it('jobs writing one item, or past 100 items together, go in separate transactions; the later on one item waits for the earlier', async () => {
     const client = countingClient();
     try {
       const store = new IdempotencyStore({ documents: client.documents, tableName: tables.control });
@@ -137,12 +146,35 @@ describe('idempotency store: group commit', () => {
       const outcomes = await commitAll(store, shared);
       assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled']);
       assert.deepEqual(client.sizes, [2, 2]);
+      assert.equal(client.inFlight.max, 1, 'never two transactions on one item at once (the service would cancel one)');
       assert.equal(await counter(shared[0] as Envelope), 2);
       // 60 jobs of two items each: 100 + 20
       client.sizes.length = 0;
       const many = Array.from({ length: 60 }, (_, i) => job(`many-${i}`));
       assert.ok((await commitAll(store, many)).every((o) => o.status === 'fulfilled'));
       assert.deepEqual(client.sizes, [100, 20]);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it("a job whose items cannot be marshalled, or whose table is missing, fails alone; the others' commits stand", async () => {
+    const client = countingClient();
+    try {
+      const store = new IdempotencyStore({ documents: client.documents, tableName: tables.control });
+      const [first, unmarshallable, missing, last] = [job('m-first'), job('m-nan'), job('m-missing'), job('m-last')];
+      const write = (envelope: Envelope): BusinessWrite => {
+        if (envelope === unmarshallable) return { ...add(envelope), item: { Update: { ...add(envelope).item.Update!, ExpressionAttributeValues: { ':one': Number.NaN } } } };
+        if (envelope === missing) return { ...add(envelope), item: { Update: { ...add(envelope).item.Update!, TableName: `${tables.state}-missing` } } };
+        return add(envelope);
+      };
+      const [a, nan, gone, b] = await commitAll(store, [first, unmarshallable, missing, last], write);
+      // THEN the NaN never reached DynamoDB; the missing table refused the group, which went job by job
+      assert.ok(nan?.status === 'rejected' && /NaN/.test(String(nan.reason)), String(nan?.status));
+      assert.ok(gone?.status === 'rejected' && (gone.reason as Error).name === 'ResourceNotFoundException', String(gone?.status === 'rejected' && gone.reason));
+      assert.deepEqual([a, b].map((o) => o?.status === 'fulfilled' && o.value.kind), ['committed', 'committed']);
+      assert.deepEqual(client.sizes, [6, 2, 2, 2]);
+      assert.deepEqual([await counter(first), await counter(last)], [1, 1]);
     } finally {
       client.destroy();
     }
