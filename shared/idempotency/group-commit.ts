@@ -79,8 +79,8 @@ export class GroupCommit {
   #schedule(): void {
     if (this.#scheduled || this.#pending.length === 0) return;
     this.#scheduled = true;
-    // After every commit the current turn starts (lanes reach their commits in the same turn
-    // unless a job's plan awaited I/O), before the next I/O is taken in.
+    // Once every commit started in this turn has joined (a batch's lanes reach theirs in the same
+    // turn unless a job's plan awaited I/O), and before the next I/O is taken in.
     setImmediate(() => this.#flush());
   }
 

@@ -46,7 +46,8 @@ describe('local cloud: AWS/DynamoDB metrics from the functions\' own requests', 
     for (const name of [table('TablesState'), table('TablesControl')]) {
       assert.ok(sum(dynamoDb('ConsumedWriteCapacityUnits', { TableName: name })) > 0, `${name}: write units consumed`);
       const latencies = cloud.metrics.series.values(dynamoDb('SuccessfulRequestLatency', { TableName: name, Operation: 'TransactWriteItems' }));
-      assert.ok(latencies.length >= jobs, `${name}: a TransactWriteItems sample per job at least, got ${latencies.length}`);
+      // (one sample per transaction: the batch's jobs share one or a few, by group commit)
+      assert.ok(latencies.length >= 1 && latencies.length <= jobs, `${name}: a TransactWriteItems sample per transaction, got ${latencies.length}`);
       assert.ok(latencies.every((ms) => ms > 0 && ms < 10_000), `${name}: ${latencies.join(',')}`);
     }
     for (const name of ['SuccessfulRequestLatency', 'SystemErrors']) {
