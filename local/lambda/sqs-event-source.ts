@@ -161,8 +161,11 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     return batch;
   }
 
-  /** Invokes the handler with one batch and deletes the records it did not report as failed. */
-  async function invoke(messages: readonly Message[]): Promise<void> {
+  /**
+   * Invokes the handler with one batch; resolves with the batch's settlement (deleting the records
+   * it did not report as failed), which the poller does not wait for before its next receive.
+   */
+  async function invoke(messages: readonly Message[]): Promise<() => Promise<void>> {
     const records = messages.map((message) => toSqsRecord(message, queueArn, awsRegion));
     const context = createLambdaContext({ functionName, timeoutMs: functionTimeoutMs, nowMs });
     const startedAtMs = nowMs();
@@ -184,21 +187,23 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     counters[outcomeCounters[result.status]] += 1;
     countEvents('FailedInvokeEventCount', failedIds.size);
     const settled = records.filter((record) => !failedIds.has(record.messageId));
-    await inChunks(settled, async (chunk) => {
-      const { Successful = [] } = await sqs.send(new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl, Entries: chunk.map((record, index) => ({ Id: `m${index}`, ReceiptHandle: record.receiptHandle })),
-      }));
-      counters.messagesDeleted += Successful.length;
-      countEvents('DeletedEventCount', Successful.length);
-    });
-    options.onInvocation?.({
-      awsRequestId: context.awsRequestId,
-      batchSize: records.length,
-      outcome: result.status,
-      failedMessageIds: [...failedIds],
-      durationMs: nowMs() - startedAtMs,
-      ...(result.status === 'error' ? { error: result.error } : {}),
-    });
+    return async () => {
+      await inChunks(settled, async (chunk) => {
+        const { Successful = [] } = await sqs.send(new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl, Entries: chunk.map((record, index) => ({ Id: `m${index}`, ReceiptHandle: record.receiptHandle })),
+        }));
+        counters.messagesDeleted += Successful.length;
+        countEvents('DeletedEventCount', Successful.length);
+      });
+      options.onInvocation?.({
+        awsRequestId: context.awsRequestId,
+        batchSize: records.length,
+        outcome: result.status,
+        failedMessageIds: [...failedIds],
+        durationMs: nowMs() - startedAtMs,
+        ...(result.status === 'error' ? { error: result.error } : {}),
+      });
+    };
   }
 
   /** Hands back records received while stopping, so they need not wait out their visibility timeout. */
@@ -214,19 +219,33 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     await delay(ms, undefined, { signal: stopping.signal }).catch(() => undefined);
   }
 
-  /** One poller: at most one invocation in flight, so pollers = maximumConcurrency caps concurrency. */
+  /**
+   * One poller: at most one invocation in flight, so pollers = maximumConcurrency caps concurrency.
+   * On a standard queue its batch's delete runs beside its next receive, as Lambda keeps a busy
+   * function busy: the records being deleted cannot come back meanwhile, being in flight until
+   * their visibility timeout. On a FIFO queue the delete comes first, since a message group's next
+   * record stays hidden until the one before it is gone. stop() waits for every delete.
+   */
   async function poll(): Promise<void> {
     while (!stopping.signal.aborted) {
       try {
         const messages = await collectBatch();
         if (messages.length === 0) continue;
         if (stopping.signal.aborted) await release(messages);
-        else await invoke(messages);
+        else if (fifo) await (await invoke(messages))();
+        else settle(await invoke(messages));
       } catch (error) {
         reportError(error);
         await pause(POLL_ERROR_BACKOFF_MS);
       }
     }
+  }
+
+  /** Deletes in progress, awaited by stop(). */
+  const settling = new Set<Promise<void>>();
+  function settle(deleteSettled: () => Promise<void>): void {
+    const pending = deleteSettled().catch(reportError).finally(() => settling.delete(pending));
+    settling.add(pending);
   }
 
   const pollers = Array.from({ length: config.maximumConcurrency }, () => poll());
@@ -238,6 +257,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
         const grace = setTimeout(() => abandonHooks.forEach((abandon) => abandon()), graceMs);
         await Promise.all(pollers);
         clearTimeout(grace);
+        await Promise.all(settling);
       })();
       return stopped;
     },

@@ -2,7 +2,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { startSqsEventSource, type InvocationSummary, type SqsEventSourceOptions } from '../../local/lambda/sqs-event-source.ts';
 import { FunctionRuntime, INIT_PHASE_LIMIT_MS } from '../../local/lambda/function-runtime.ts';
@@ -301,6 +301,48 @@ describe('SQS event source mapping emulation', () => {
     assert.equal(run.summaries[0]?.outcome, 'abandoned');
     assert.equal(run.source.stats().messagesDeleted, 0);
     assert.equal(await messagesLeft(queue.queueUrl), 1);
+  });
+
+  /**
+   * An SQS client whose DeleteMessageBatch calls wait until `open()` (or 3 s, so a poller that
+   * waits for them cannot hang the test); `held` counts the deletes waiting right now.
+   */
+  function gatedDeletes(t: TestContext) {
+    const sqs = new SQSClient({});
+    t.after(() => sqs.destroy());
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => { open = resolve; setTimeout(resolve, 3_000).unref(); });
+    const state = { held: 0, open: () => open() };
+    sqs.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName !== 'DeleteMessageBatchCommand') return next(args);
+      state.held += 1;
+      await gate;
+      state.held -= 1;
+      return next(args);
+    }, { step: 'initialize', name: 'gateDeletes' });
+    return { sqs, state };
+  }
+
+  it('on a standard queue, receives the next batch while the last one is being deleted; on FIFO, after', async (t) => {
+    for (const fifo of [false, true]) {
+      // GIVEN two batches' worth of messages, one poller, and deletes held at a gate
+      const queue = await createQueue(fifo ? 'pipelined.fifo' : 'pipelined', fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'true' } : {});
+      const bodies = Array.from({ length: 20 }, (_, i) => `${fifo ? 'f' : 's'}-${i}`);
+      await send(queue.queueUrl, bodies, () => (fifo ? { MessageGroupId: 'g' } : {}));
+      const { sqs, state } = gatedDeletes(t);
+      const heldAtInvocation: number[] = [];
+      const run = startRecording(t, queue, async () => void heldAtInvocation.push(state.held), { sqs });
+      // WHEN the first batch has been handled and its delete waits
+      await waitFor('the first delete to wait at the gate', () => state.held === 1 || heldAtInvocation.length > 1, 5_000);
+      if (!fifo) await waitFor('the second invocation', () => heldAtInvocation.length === 2, 2_000);
+      state.open();
+      await waitFor('both batches deleted', () => run.source.stats().messagesDeleted === 20, 10_000);
+      await run.source.stop();
+      // THEN the standard queue's second batch ran beside the first one's delete; FIFO's waited for it
+      if (fifo) assert.ok(heldAtInvocation.length >= 2 && heldAtInvocation.every((held) => held === 0), `FIFO: delete first, ${heldAtInvocation}`);
+      else assert.deepEqual(heldAtInvocation, [0, 1], 'standard: the second batch ran while the first one\'s delete was held');
+      assert.equal(await messagesLeft(queue.queueUrl), 0);
+    }
   });
 
   it('keeps each FIFO message group in order', async (t) => {
