@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { FUNCTION_TIMEOUT_ENV } from '../../shared/aws/index.ts';
 import { codeVersion } from '../code-version.ts';
 import { tracingEnvironment, type FunctionTracing } from './tracing.ts';
+import { LAZY_BUILTIN_ALIASES } from './bundling/lazy-builtins.ts';
 
 /** Absolute path of a Lambda entry file under `functions/`, e.g. `functionEntry('worker')`. */
 export function functionEntry(name: string): string {
@@ -130,6 +131,8 @@ export class BallastFunction extends NodejsFunction {
         mainFields: ['module', 'main'],
         // CommonJS dependencies call require() on built-ins; give the ESM bundle one.
         banner: "import { createRequire as __ballastCreateRequire } from 'node:module'; const require = __ballastCreateRequire(import.meta.url);",
+        // node:http and node:https taken as require() takes them, so undici is never loaded.
+        esbuildArgs: { '--alias': Object.entries(LAZY_BUILTIN_ALIASES).map(([name, path]) => `${name}=${path}`) },
       },
     });
     this.executionRole = role;

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, type BuildOptions, type Metafile, type StdinOptions } from 'esbuild';
+import { LAZY_BUILTIN_ALIASES } from '../../../../infra/constructs/bundling/lazy-builtins.ts';
 
 /** What one build put out: `index.mjs` and its map, and what of it came from tracing. */
 export interface BuiltBundle {
@@ -52,12 +53,13 @@ const ENTRIES: Record<BundleName, string | StdinOptions> = { ...BUNDLE_ENTRIES, 
 
 /**
  * The options `BallastFunction` gives esbuild: ESM, node24, minified, source map without its
- * sources, nothing external, run from the project root (as the CDK runs it).
+ * sources, nothing external, `node:http(s)` kept lazy, run from the project root (as the CDK runs it).
  */
 const STACK_BUILD_OPTIONS = {
   absWorkingDir: ROOT, bundle: true, platform: 'node', format: 'esm', target: 'node24', minify: true, sourcemap: true, sourcesContent: false,
   mainFields: ['module', 'main'], logLevel: 'error',
   banner: { js: "import { createRequire as __ballastCreateRequire } from 'node:module'; const require = __ballastCreateRequire(import.meta.url);" },
+  alias: { ...LAZY_BUILTIN_ALIASES },
 } satisfies BuildOptions;
 
 /**
