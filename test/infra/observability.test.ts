@@ -110,7 +110,7 @@ describe('BallastObservability: dashboard', () => {
 
   it('splits the EMF metrics by worker version with SEARCH, and retries and dead letters by reason', () => {
     const byVersion = (metric: string) => new RegExp(`SEARCH\\('\\{Ballast,service,workerVersion\\} [^']*MetricName=\\\\"${metric}\\\\"`);
-    for (const metric of ['DuplicatesSuppressed', 'JobsProcessed', 'LockContention', 'LockWaitMs', 'CommitsFenced', 'CacheHits', 'CacheMisses', 'InvalidationLagMs']) {
+    for (const metric of ['DuplicatesSuppressed', 'JobsProcessed', 'LockContention', 'LockWaitMs', 'CommitsFenced', 'CommitConflicts', 'CacheHits', 'CacheMisses', 'InvalidationLagMs']) {
       assert.match(body, byVersion(metric), `${metric} split by version`);
     }
     for (const metric of ['JobsRetried', 'SentToDlq']) {
@@ -122,6 +122,7 @@ describe('BallastObservability: dashboard', () => {
 
   it('shows duplicates suppressed, lock contention and wait, cache hit ratio and invalidation lag', () => {
     for (const title of ['Jobs processed and duplicates suppressed', 'Duplicate rate', 'Lock contention by version', 'Lock wait p99',
+      'Commits retried in place after a transaction conflict (hot items)',
       'Cache hit ratio', 'Invalidation lag (commit to tombstone)', 'Jobs retried by reason', 'Jobs sent to the DLQ by reason',
       'Failed invalidations repaired (records re-applied; full-reconcile fallbacks by reason)']) {
       assert.ok(body.includes(`"title":"${title}"`), `widget "${title}"`);

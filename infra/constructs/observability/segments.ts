@@ -105,7 +105,10 @@ export interface LocksSegmentProps {
   readonly lockContentionDescription: string;
 }
 
-/** Lock contention (alarmed over every version), lock wait p99 and fenced commits by version. */
+/**
+ * Lock contention (alarmed over every version), lock wait p99, fenced commits and commits retried
+ * after a `TransactionConflict` by version (contention on hot items that never reaches the queue).
+ */
 export function locks(props: LocksSegmentProps): CustomMonitoringProps {
   return {
     humanReadableName: 'Locks',
@@ -132,6 +135,11 @@ export function locks(props: LocksSegmentProps): CustomMonitoringProps {
         title: 'Commits fenced (stale lock holders)',
         graphWidgetAxis: COUNT_AXIS,
         metrics: [searchByVersion([METRICS.fenced])],
+      },
+      {
+        title: 'Commits retried in place after a transaction conflict (hot items)',
+        graphWidgetAxis: COUNT_AXIS,
+        metrics: [searchByVersion([METRICS.commitConflicts])],
       },
     ],
   };
