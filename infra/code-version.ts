@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
+import { LAZY_BUILTIN_ALIASES } from './constructs/bundling/lazy-builtins.ts';
 
 const repositoryRoot = fileURLToPath(new URL('../', import.meta.url));
 
@@ -15,16 +16,17 @@ interface LockPackage {
 /**
  * The version stamped on one function's logs, metrics and DLQ messages (`WORKER_VERSION`): the
  * package version plus a hash of exactly what gets bundled into it — the repository files its entry
- * imports, directly or not, and the locked versions of the packages those files import, with their
- * own dependencies. A change anywhere else (the CLI, the infra, another function, a dev dependency)
+ * imports, directly or not, the locked versions of the packages those files import, with their
+ * own dependencies, and the modules bundled in place of built-ins (`aliases`). A change anywhere else (the CLI, the infra, another function, a dev dependency)
  * leaves the version alone, so it publishes no new Lambda version, starts no canary and opens no
  * new metric series; two deployments of different bundled code never share a version.
  *
  * @param functionName - folder under `functions/`, e.g. `'worker'`
  * @param root - the project (with `package.json`, `package-lock.json`, `functions/`). @default this repository
+ * @param aliases - built-ins and the files bundled in their place. @default LAZY_BUILTIN_ALIASES, as `BallastFunction` bundles
  * @example codeVersion('worker'); // '0.1.0+3f9a1c2e'
  */
-export function codeVersion(functionName: string, root = repositoryRoot): string {
+export function codeVersion(functionName: string, root = repositoryRoot, aliases: Readonly<Record<string, string>> = LAZY_BUILTIN_ALIASES): string {
   const { metafile } = buildSync({
     entryPoints: [join(root, 'functions', functionName, 'index.ts')],
     absWorkingDir: root,
@@ -44,6 +46,10 @@ export function codeVersion(functionName: string, root = repositoryRoot): string
     for (const { path, external } of metafile.inputs[file]?.imports ?? []) {
       if (external && !path.startsWith('node:')) imported.add(packageName(path));
     }
+  }
+  // The bundle takes these in place of the built-ins its code imports: part of what it runs.
+  for (const name of Object.keys(aliases).sort()) {
+    hash.update(name).update('=').update(readFileSync(aliases[name] as string)).update('\0');
   }
   const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockPackage> };
   for (const name of lockedClosure(imported, lock.packages)) {

@@ -163,7 +163,8 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
 
   /**
    * Invokes the handler with one batch; resolves with the batch's settlement (deleting the records
-   * it did not report as failed), which the poller does not wait for before its next receive.
+   * it did not report as failed, then reporting the invocation), which the poller runs beside its
+   * next receive.
    */
   async function invoke(messages: readonly Message[]): Promise<() => Promise<void>> {
     const records = messages.map((message) => toSqsRecord(message, queueArn, awsRegion));
@@ -187,6 +188,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     counters[outcomeCounters[result.status]] += 1;
     countEvents('FailedInvokeEventCount', failedIds.size);
     const settled = records.filter((record) => !failedIds.has(record.messageId));
+    const durationMs = nowMs() - startedAtMs;
     return async () => {
       await inChunks(settled, async (chunk) => {
         const { Successful = [] } = await sqs.send(new DeleteMessageBatchCommand({
@@ -200,7 +202,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
         batchSize: records.length,
         outcome: result.status,
         failedMessageIds: [...failedIds],
-        durationMs: nowMs() - startedAtMs,
+        durationMs,
         ...(result.status === 'error' ? { error: result.error } : {}),
       });
     };
@@ -223,29 +225,26 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
    * One poller: at most one invocation in flight, so pollers = maximumConcurrency caps concurrency.
    * On a standard queue its batch's delete runs beside its next receive, as Lambda keeps a busy
    * function busy: the records being deleted cannot come back meanwhile, being in flight until
-   * their visibility timeout. On a FIFO queue the delete comes first, since a message group's next
-   * record stays hidden until the one before it is gone. stop() waits for every delete.
+   * their visibility timeout. It is done before the next invocation, so a poller has one delete in
+   * flight at most and reports its invocations in order. On a FIFO queue the delete comes before
+   * the receive, since a message group's next record stays hidden until the one before it is gone.
    */
   async function poll(): Promise<void> {
+    let deleting: Promise<void> | undefined;
     while (!stopping.signal.aborted) {
       try {
         const messages = await collectBatch();
+        await deleting;
         if (messages.length === 0) continue;
         if (stopping.signal.aborted) await release(messages);
         else if (fifo) await (await invoke(messages))();
-        else settle(await invoke(messages));
+        else deleting = (await invoke(messages))().catch(reportError);
       } catch (error) {
         reportError(error);
         await pause(POLL_ERROR_BACKOFF_MS);
       }
     }
-  }
-
-  /** Deletes in progress, awaited by stop(). */
-  const settling = new Set<Promise<void>>();
-  function settle(deleteSettled: () => Promise<void>): void {
-    const pending = deleteSettled().catch(reportError).finally(() => settling.delete(pending));
-    settling.add(pending);
+    await deleting;
   }
 
   const pollers = Array.from({ length: config.maximumConcurrency }, () => poll());
@@ -257,7 +256,6 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
         const grace = setTimeout(() => abandonHooks.forEach((abandon) => abandon()), graceMs);
         await Promise.all(pollers);
         clearTimeout(grace);
-        await Promise.all(settling);
       })();
       return stopped;
     },

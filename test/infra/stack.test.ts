@@ -464,7 +464,16 @@ describe('codeVersion', () => {
       const second = codeVersion('job', root);
       assert.notEqual(second, first, 'a shared file the function imports changes it');
       write('package-lock.json', lock('6.0.0', '14.1.0', '2.2.0'));
-      assert.notEqual(codeVersion('job', root), second, 'so does a locked dependency of a package it imports');
+      const third = codeVersion('job', root);
+      assert.notEqual(third, second, 'so does a locked dependency of a package it imports');
+
+      // AND the module bundled in place of a built-in is part of the version too
+      write('shims/http.cjs', "module.exports = process.getBuiltinModule('node:http');\n");
+      const aliases = { 'node:http': join(root, 'shims/http.cjs') };
+      const shimmed = codeVersion('job', root, aliases);
+      assert.notEqual(shimmed, third, 'bundling a built-in another way changes it');
+      write('shims/http.cjs', "module.exports = require('node:http');\n");
+      assert.notEqual(codeVersion('job', root, aliases), shimmed, 'and so does editing what is bundled in its place');
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
