@@ -12,6 +12,8 @@ const shim = (file: string) => fileURLToPath(new URL(`./${file}`, import.meta.ur
  * every bundle paid it. These aliases bundle a one-line CommonJS module in their place that takes
  * the module with `process.getBuiltinModule`, as `require()` would, leaving the getters unread.
  * Measured by `npm run bench:throughput` (cold import of each bundle, built with these options).
+ * The paths are absolute on this machine: bundling is local (`forceDockerBundling: false`), never
+ * in a container where they would not exist.
  */
 export const LAZY_BUILTIN_ALIASES: Readonly<Record<string, string>> = {
   http: shim('node-http.cjs'),
