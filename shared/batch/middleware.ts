@@ -105,7 +105,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       maxReceiveCount: options.maxReceiveCount,
       resourcesOf,
       workerVersion,
-      run: async (record, envelope, signal) => {
+      run: async (record, envelope, signal, followers) => {
         const handler = handlers.get(envelope.type);
         if (!handler) throw new FatalError(REASONS.unknownJobType, `no handler for job type '${envelope.type}'`);
         const log = recordLogger(record, envelope);
@@ -115,6 +115,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
           attempt: Number(record.attributes.ApproximateReceiveCount ?? 1),
           logger: log,
           signal,
+          followers,
           onConflict: ({ operation, ...retry }) => {
             conflicts += 1;
             if (logger.getLevelName() === 'DEBUG') log().debug(`${operation} failed; retrying in place`, { reason: REASONS.transactionConflict, ...retry });

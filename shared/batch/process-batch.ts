@@ -8,8 +8,11 @@ import { annotate, ATTRIBUTES, contextOfRecord, failSpan, SPANS, tracer } from '
 import type { RecordOutcome } from './types.ts';
 
 export interface ProcessBatchOptions {
-  /** Runs one record whose envelope parsed; throws to fail it. */
-  readonly run: (record: SQSRecord, envelope: Envelope, signal: AbortSignal) => Promise<Completion>;
+  /**
+   * Runs one record whose envelope parsed; throws to fail it. `followers` is how many records wait
+   * behind it in its lane (its commit is grouped by it: see `GroupCommitOptions`).
+   */
+  readonly run: (record: SQSRecord, envelope: Envelope, signal: AbortSignal, followers: number) => Promise<Completion>;
   /** Sends a record to the DLQ with its error; throws if it could not (the record is then retried). */
   readonly deadLetter: (record: SQSRecord, error: BallastError, envelope?: Envelope) => Promise<void>;
   /** Time left in the invocation (Lambda's `context.getRemainingTimeInMillis`). */
@@ -107,11 +110,11 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
   deadlineTimer.unref();
 
   // Whatever one record throws stays that record's failure: the batch itself never throws.
-  const runUnit = (unit: Unit, blocked: boolean): Promise<RecordOutcome> => {
+  const runUnit = (unit: Unit, blocked: boolean, followers: number): Promise<RecordOutcome> => {
     queueWaitSpan(unit, receivedMs);
     return tracer().startActiveSpan(SPANS.record, { kind: SpanKind.CONSUMER, links: [{ context: batchSpan.spanContext() }] }, unit.parent, async (span) => {
       annotate(span, () => recordAttributes(unit, options.workerVersion));
-      const outcome = await startUnit(unit, blocked).catch((error: unknown) => settle(unit, classify(error)));
+      const outcome = await startUnit(unit, blocked, followers).catch((error: unknown) => settle(unit, classify(error)));
       annotate(span, () => ({ [ATTRIBUTES.outcome]: outcome.status }));
       if (outcome.status === 'retry' || outcome.status === 'dead-lettered') failSpan(span, outcome.error);
       span.end();
@@ -119,7 +122,7 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
     });
   };
 
-  const startUnit = async (unit: Unit, blocked: boolean): Promise<RecordOutcome> => {
+  const startUnit = async (unit: Unit, blocked: boolean, followers: number): Promise<RecordOutcome> => {
     const { record, envelope } = unit;
     if (unit.parseError) return settle(unit, unit.parseError);
     if (!envelope) throw new Error('unreachable: a unit has an envelope or a parse error');
@@ -137,7 +140,7 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
         return settle(unit, new TransientError(REASONS.deadline, `not started: ${settings.remainingTimeMs()} ms left, margin ${settings.deadlineMarginMs} ms`));
       }
       try {
-        const completion = await settings.run(record, envelope, deadline.signal);
+        const completion = await settings.run(record, envelope, deadline.signal, followers);
         return { record, status: completion.kind === 'committed' ? 'processed' : 'duplicate', envelope };
       } catch (error) {
         return settle(unit, classify(error));
@@ -164,8 +167,8 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
   const worker = async () => {
     for (let lane = queue.shift(); lane; lane = queue.shift()) {
       let blocked = false;
-      for (const unit of lane) {
-        const outcome = await runUnit(unit, blocked);
+      for (const [position, unit] of lane.entries()) {
+        const outcome = await runUnit(unit, blocked, lane.length - 1 - position);
         outcomes[unit.index] = outcome;
         if (fifo && outcome.status === 'retry') blocked = true;
       }

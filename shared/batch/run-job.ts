@@ -15,6 +15,8 @@ export interface RunJobOptions {
   readonly logger: () => Logger;
   /** Aborted by the pipeline when the invocation's deadline approaches. */
   readonly signal: AbortSignal;
+  /** Records waiting behind this one in its batch lane: its one-shot commit is grouped by it. @default 0 */
+  readonly followers?: number;
   /** Every resource the job touches (its `resourceId` among them); an external job locks them all. @default [envelope.resourceId] */
   readonly resources?: readonly string[];
   /** Called on every heartbeat, to push the message's visibility out together with the lease. */
@@ -62,7 +64,7 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   });
   if (handler.effects === 'dynamodb') {
     const plan = await handler.plan(contextWith({}));
-    return traceCommit('once', undefined, () => inPlace('commit', () => options.store.commitOnce(envelope, plan), options, Number.POSITIVE_INFINITY,
+    return traceCommit('once', undefined, () => inPlace('commit', () => options.store.commitOnce(envelope, plan, { followers: options.followers }), options, Number.POSITIVE_INFINITY,
       (failure) => failure.reason === REASONS.transactionConflict));
   }
 

@@ -25,6 +25,18 @@ interface Member {
   readonly fail: (error: unknown) => void;
   /** Times it was cancelled for another job's sake. */
   readonly cancelledFor: number;
+  /** Whether other jobs wait for it (records behind it in its lane): such members group apart. */
+  readonly awaited: boolean;
+}
+
+/** How a commit joins a group. */
+export interface GroupCommitOptions {
+  /**
+   * How many jobs wait for this one to settle (the records behind it in its batch lane). The
+   * commits others wait on are grouped apart from those nothing waits on, so a duplicate or a
+   * conflict among the lanes that end here never delays a lane that goes on. @default 0
+   */
+  readonly followers?: number;
 }
 
 /**
@@ -45,6 +57,13 @@ interface Member {
  *   again on its own, so only the one at fault fails;
  * - throttling, a 5xx or a dropped connection: every job's answer, as each alone would have met it.
  *
+ * The commits other jobs wait on (the head of a lane that goes on) and those nothing waits on go in
+ * two groups, sent side by side. A cancelled group costs its innocent jobs a round trip: in one
+ * group, a duplicate among the lanes that end here would also hold back the next wave of every lane
+ * that goes on, and with it the batch. Apart, that round trip overlaps the next wave. (Two groups,
+ * not one per number of followers: on a few hot resources every lane goes on, and finer groups
+ * would cost requests without shortening the batch.)
+ *
  * A job whose items cannot be marshalled fails alone, before it joins a group. Two jobs writing one
  * item are never in flight together: the later waits for the group holding the item to settle
  * (DynamoDB refuses a transaction that writes an item twice, and cancels two at once on one item).
@@ -63,11 +82,13 @@ export class GroupCommit {
   }
 
   /** Resolves undefined when `items` committed, or with their own cancellation reasons. */
-  transact(items: readonly TransactItem[]): Promise<CancellationReason[] | undefined> {
+  transact(items: readonly TransactItem[], options: GroupCommitOptions = {}): Promise<CancellationReason[] | undefined> {
     return new Promise((settle, fail) => {
       // A throw here (a value marshall refuses) rejects this job only.
       const marshalled = marshallItems(this.#documents, items);
-      this.#enqueue({ items: marshalled, targets: marshalled.map(targetOf), span: trace.getActiveSpan(), settle, fail, cancelledFor: 0 });
+      this.#enqueue({
+        items: marshalled, targets: marshalled.map(targetOf), span: trace.getActiveSpan(), settle, fail, cancelledFor: 0, awaited: (options.followers ?? 0) > 0,
+      });
     });
   }
 
@@ -89,29 +110,28 @@ export class GroupCommit {
     this.#scheduled = false;
     const waiting: Member[] = [];
     const ready: Member[][] = [];
-    let current: Member[] = [];
-    let items = 0;
+    // The group being filled for the members others wait on, and the one for the rest.
+    const open = new Map<boolean, { members: Member[]; items: number }>();
     for (const member of this.#pending) {
       if (member.targets.some((target) => this.#held.has(target))) {
         waiting.push(member);
         continue;
       }
-      const alone = member.cancelledFor >= MAX_INNOCENT_CANCELLATIONS;
-      if (current.length > 0 && (alone || items + member.items.length > MAX_TRANSACTION_ITEMS)) {
-        ready.push(current);
-        current = [];
-        items = 0;
-      }
-      current.push(member);
-      items += member.items.length;
       for (const target of member.targets) this.#held.add(target);
-      if (alone) {
-        ready.push(current);
-        current = [];
-        items = 0;
+      if (member.cancelledFor >= MAX_INNOCENT_CANCELLATIONS) {
+        ready.push([member]);
+        continue;
       }
+      let group = open.get(member.awaited);
+      if (group && group.items + member.items.length > MAX_TRANSACTION_ITEMS) {
+        ready.push(group.members);
+        group = undefined;
+      }
+      if (!group) open.set(member.awaited, (group = { members: [], items: 0 }));
+      group.members.push(member);
+      group.items += member.items.length;
     }
-    if (current.length > 0) ready.push(current);
+    for (const group of open.values()) ready.push(group.members);
     this.#pending = waiting;
     for (const group of ready) {
       void this.#send(group)

@@ -3,3 +3,4 @@ export {
 } from './store.ts';
 export { payloadHash, recordKey, STATUS, type IdempotencyRecord, type JobIdentity } from './record.ts';
 export type { BusinessWrite } from './business-writes.ts';
+export type { GroupCommitOptions } from './group-commit.ts';

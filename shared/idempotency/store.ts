@@ -14,7 +14,7 @@ import {
 } from './record.ts';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from './transact.ts';
 import { businessItems, type BusinessWrite } from './business-writes.ts';
-import { GroupCommit } from './group-commit.ts';
+import { GroupCommit, type GroupCommitOptions } from './group-commit.ts';
 import { annotate, ATTRIBUTES } from '../tracing/index.ts';
 
 /** What a job commits: its business writes and the result duplicates will be handed. */
@@ -97,12 +97,13 @@ export class IdempotencyStore {
    * For jobs whose effects are all DynamoDB writes: the COMPLETED record and the business writes
    * in one transaction. A crash can never apply the effect twice; a duplicate costs this one call.
    * With `groupCommits`, the commits started in the same turn share that transaction, each answered
-   * from its own items' cancellation reasons.
+   * from its own items' cancellation reasons; `options.followers` says how many jobs wait for this
+   * one (see {@link GroupCommitOptions}).
    */
-  async commitOnce(job: JobIdentity, plan: CommitPlan): Promise<Completion> {
+  async commitOnce(job: JobIdentity, plan: CommitPlan, options: GroupCommitOptions = {}): Promise<Completion> {
     const times = this.#times();
     const items = [completeNewRecordItem(this.#table, job, plan.result, times), ...businessItems(plan.writes)];
-    const failure = await this.#transact(items, this.#group);
+    const failure = await this.#transact(items, this.#group && { group: this.#group, options });
     if (!failure) return { kind: 'committed', result: plan.result ?? null };
     const [record, ...business] = failure;
     if (isConditionFailure(record)) return this.#existing(job, oldItem(record) as unknown as IdempotencyRecord, times.nowMs);
@@ -215,8 +216,8 @@ export class IdempotencyStore {
    * Runs a transaction (in a group commit, when given one); resolves undefined on success or with
    * the cancellation reasons of `items`.
    */
-  async #transact(items: TransactItem[], group?: GroupCommit): Promise<CancellationReason[] | undefined> {
-    const failure = await (group ? group.transact(items) : transactWrite(this.#documents, items));
+  async #transact(items: TransactItem[], grouped?: { group: GroupCommit; options: GroupCommitOptions }): Promise<CancellationReason[] | undefined> {
+    const failure = await (grouped ? grouped.group.transact(items, grouped.options) : transactWrite(this.#documents, items));
     // The claim's or commit's span says why DynamoDB refused it, item by item.
     if (failure) annotate(trace.getActiveSpan(), () => ({ [ATTRIBUTES.cancellationReasons]: failure.map((reason) => reason.Code ?? 'None') }));
     return failure;

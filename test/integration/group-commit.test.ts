@@ -13,15 +13,22 @@ import { createBallastTables } from '../helpers/tables.ts';
 function countingClient(options: { conflictOn?: (pk: string) => boolean } = {}) {
   const client = new DynamoDBClient({});
   const sizes: number[] = [];
+  /** Each TransactWriteItems sent: the partition keys it wrote, and whether DynamoDB cancelled it. */
+  const requests: { pks: string[]; cancelled: boolean }[] = [];
   const inFlight = { now: 0, max: 0 };
   let conflicted = false;
   client.middlewareStack.add((next, context) => async (args) => {
     if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
     const items = (args.input as { TransactItems: Record<string, { Key?: { pk?: { S?: string } } }>[] }).TransactItems;
     sizes.push(items.length);
+    const request = { pks: items.map((item) => pkOf(Object.values(item)[0])), cancelled: false };
+    requests.push(request);
     inFlight.max = Math.max(inFlight.max, (inFlight.now += 1));
     try {
       return await answer(items, () => next(args));
+    } catch (error) {
+      request.cancelled = error instanceof TransactionCanceledException;
+      throw error;
     } finally {
       inFlight.now -= 1;
     }
@@ -38,7 +45,12 @@ function countingClient(options: { conflictOn?: (pk: string) => boolean } = {}) 
     }
     return send();
   };
-  return { documents: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }), sizes, inFlight, destroy: () => client.destroy() };
+  return { documents: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }), sizes, requests, inFlight, destroy: () => client.destroy() };
+}
+
+/** The partition key an item of a transaction writes (a Put names it in its Item). */
+function pkOf(body: { Key?: { pk?: { S?: string } }; Item?: { pk?: { S?: string } } } | undefined): string {
+  return body?.Key?.pk?.S ?? body?.Item?.pk?.S ?? '';
 }
 
 describe('idempotency store: group commit', () => {
@@ -116,6 +128,31 @@ describe('idempotency store: group commit', () => {
       assert.deepEqual([await counter(done), await counter(refused), await counter(fresh[0] as Envelope), await counter(fresh[1] as Envelope)], [1, undefined, 1, 1]);
       const record = await local.documents.send(new GetCommand({ TableName: tables.control, Key: { pk: `idem#${refused.idempotencyKey}` }, ConsistentRead: true }));
       assert.equal(record.Item, undefined, 'the refused job left no idempotency record');
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('the jobs others wait on in their lanes go in a group of their own: a duplicate among the rest does not cancel them', async () => {
+    const client = countingClient();
+    try {
+      const store = new IdempotencyStore({ documents: client.documents, tableName: tables.control });
+      const done = job('lane-done');
+      await store.commitOnce(done, { writes: [add(done)], result: null });
+      client.requests.length = 0;
+      const [fresh, head, second] = [job('lane-fresh'), job('lane-head'), job('lane-second')];
+      const commit = (envelope: Envelope, followers: number) => store.commitOnce(envelope, { writes: [add(envelope)], result: null }, { followers });
+      // WHEN the heads of two lanes that go on (one and two records wait behind them), a duplicate
+      // and a fresh job (nothing waits on either) commit at once
+      const outcomes = await Promise.all([commit(done, 0), commit(head, 1), commit(fresh, 0), commit(second, 2)]);
+      // THEN the heads shared a transaction of their own: the duplicate cancelled only the group of
+      // the lanes that end, the heads committed in their first request, the fresh job in a second
+      assert.deepEqual(outcomes.map((o) => o.kind), ['duplicate', 'committed', 'committed', 'committed']);
+      const requestsOf = (envelope: Envelope) => client.requests.filter((r) => r.pks.includes(`idem#${envelope.idempotencyKey}`))
+        .map((r) => ({ jobs: r.pks.length / 2, cancelled: r.cancelled }));
+      assert.deepEqual([requestsOf(head), requestsOf(second)], [[{ jobs: 2, cancelled: false }], [{ jobs: 2, cancelled: false }]]);
+      assert.deepEqual(requestsOf(fresh), [{ jobs: 2, cancelled: true }, { jobs: 1, cancelled: false }]);
+      for (const envelope of [done, fresh, head, second]) assert.equal(await counter(envelope), 1);
     } finally {
       client.destroy();
     }

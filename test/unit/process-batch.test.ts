@@ -69,6 +69,21 @@ describe('processBatch', () => {
     }
   });
 
+  it('tells each record how many records wait behind it in its lane (what its commit is grouped by)', async () => {
+    const seen: string[] = [];
+    const { options } = harness({
+      run: async (_r, envelope, _signal, followers) => {
+        seen.push(`${envelope.resourceId}:${(envelope.payload as { amount: number }).amount}:${followers}`);
+        return { kind: 'committed', result: null };
+      },
+    });
+    const records = [['a', 1], ['b', 2], ['a', 3], ['c', 4], ['a', 5], ['b', 6]].map(([resourceId, amount]) =>
+      jobRecord({ resourceId: resourceId as string, payload: { amount } }));
+    await processBatch(records, options);
+    // Lane a holds three records, lane b two, lane c one: a head's followers are the rest of its lane.
+    assert.deepEqual(seen.sort(), ['a:1:2', 'a:3:1', 'a:5:0', 'b:2:1', 'b:6:0', 'c:4:0']);
+  });
+
   it('deadline guard: with too little time left, unstarted records are reported failed and never run', async () => {
     let remaining = 10_000;
     const { options, calls } = harness({
