@@ -2,6 +2,8 @@
 export interface InvocationReport {
   readonly requests: Record<string, number>;
   readonly cpuMicros: number;
+  /** DynamoDB round trips the invocation made in series (`roundTripsInSeries`). */
+  readonly roundTripsInSeries: number;
   readonly crashed: boolean;
 }
 

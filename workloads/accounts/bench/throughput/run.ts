@@ -49,6 +49,8 @@ export interface RunResult {
   readonly latencyMs: { readonly p50: number; readonly p99: number };
   /** Sandbox thread CPU (handler, SDK, logging) over every invocation, per record. */
   readonly cpuMsPerRecord: number;
+  /** DynamoDB round trips made in series, per invocation (mean): see `roundTripsInSeries`. */
+  readonly roundTripsInSeries: number;
   readonly invocations: number;
   readonly crashes: number;
   readonly redeliveries: number;
@@ -92,12 +94,14 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
 
   const requests: Record<string, number> = {};
   let cpuMicros = 0;
+  let series = { roundTrips: 0, reports: 0 };
   let crashes = 0;
   const channel = new BroadcastChannel(REPORT_CHANNEL);
   channel.onmessage = (message: unknown) => {
     const report = (message as { data: InvocationReport }).data;
     for (const [command, count] of Object.entries(report.requests)) requests[command] = (requests[command] ?? 0) + count;
     cpuMicros += report.cpuMicros;
+    series = { roundTrips: series.roundTrips + report.roundTripsInSeries, reports: series.reports + 1 };
     if (report.crashed) crashes += 1;
   };
   let logBytes = 0;
@@ -135,6 +139,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   await delay(50);
   for (const key of Object.keys(requests)) delete requests[key];
   cpuMicros = 0;
+  series = { roundTrips: 0, reports: 0 };
   logBytes = 0;
 
   const conflictsBefore = total(options.service?.conflicts() ?? {});
@@ -198,6 +203,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     requests, requestsPerRecord: total(requests) / records,
     latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
     cpuMsPerRecord: cpuMicros / 1000 / records,
+    roundTripsInSeries: series.reports === 0 ? 0 : series.roundTrips / series.reports,
     invocations, crashes, redeliveries, conflicts, deadLettered, overApplied, lost,
     logBytesPerRecord: logBytes / records,
   };

@@ -13,6 +13,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { awsClientConfig } from '../../../../shared/aws/index.ts';
 import { REPORT_CHANNEL, type InvocationReport } from './report-channel.ts';
+import { roundTripsInSeries, type RequestSpan } from './round-trips.ts';
 import { VARIANTS, type VariantName } from './variants/index.ts';
 
 const variant = VARIANTS[process.env.BENCH_VARIANT as VariantName];
@@ -23,11 +24,13 @@ const channel = new BroadcastChannel(REPORT_CHANNEL);
 channel.unref();
 
 let requests: Record<string, number> = {};
+let spans: RequestSpan[] = [];
 let cpuStart = process.threadCpuUsage();
 const flush = (crashed: boolean) => {
   const cpu = process.threadCpuUsage(cpuStart);
-  channel.postMessage({ requests, cpuMicros: cpu.user + cpu.system, crashed } satisfies InvocationReport);
+  channel.postMessage({ requests, cpuMicros: cpu.user + cpu.system, roundTripsInSeries: roundTripsInSeries(spans), crashed } satisfies InvocationReport);
   requests = {};
+  spans = [];
 };
 
 const touchesState = (input: Record<string, unknown>): boolean =>
@@ -40,7 +43,9 @@ const dynamodb = new DynamoDBClient(awsClientConfig());
 dynamodb.middlewareStack.add((next, context) => async (args) => {
   const command = context.commandName ?? 'unknown';
   requests[command] = (requests[command] ?? 0) + 1;
-  const output = await next(args);
+  const sentMs = performance.now();
+  // A refused request is a round trip too (a cancelled transaction, a conflict).
+  const output = await next(args).finally(() => spans.push({ sentMs, answeredMs: performance.now() }));
   if (crashRate > 0 && WRITES.has(command) && touchesState(args.input as Record<string, unknown>) && Math.random() < crashRate) {
     flush(true);
     // An uncaught exception ends the sandbox thread, as a crashed process ends a Lambda sandbox.
