@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { awsClientConfig, FUNCTION_TIMEOUT_ENV } from '../../shared/aws/index.ts';
 import { ENVIRONMENT_NAMES } from '../../infra/config.ts';
 import { synthStack } from '../helpers/infra.ts';
@@ -39,6 +39,26 @@ describe('AWS SDK clients of the functions: bounded connection and request timeo
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  it("a refused request's input is not copied through the SDK's log filter just to be discarded", async () => {
+    // A client whose every TransactWriteItems DynamoDB cancels, counting the filter's calls.
+    const filterCalls = async (config: object) => {
+      const client = new DynamoDBClient({ ...config, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 });
+      let calls = 0;
+      client.middlewareStack.add((_next, context) => async () => {
+        const filter = context.inputFilterSensitiveLog as (input: unknown) => unknown;
+        context.inputFilterSensitiveLog = (input: unknown) => ((calls += 1), filter(input));
+        throw new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] });
+      }, { step: 'build', name: 'cancelEveryTransaction' });
+      const items = Array.from({ length: 20 }, (_, i) => ({ Put: { TableName: 't', Item: { pk: { S: `k${i}` }, n: { N: '1' } } } }));
+      await assert.rejects(client.send(new TransactWriteItemsCommand({ TransactItems: items })), TransactionCanceledException);
+      client.destroy();
+      return calls;
+    };
+    // The SDK's default logger discards the line, yet its input was filtered for it first.
+    assert.equal(await filterCalls({}), 1);
+    assert.equal(await filterCalls(awsClientConfig()), 0);
   });
 
   it('every SDK client the functions create goes through awsClientConfig', () => {
