@@ -10,7 +10,9 @@ import type { RecordOutcome } from './types.ts';
 export interface ProcessBatchOptions {
   /**
    * Runs one record whose envelope parsed; throws to fail it. `followers` is how many records wait
-   * behind it in its lane (its commit is grouped by it: see `GroupCommitOptions`).
+   * behind it in its lane: a commit others wait on is grouped apart from those nothing waits on
+   * (see `GroupCommitOptions`). Lanes beyond `concurrency`, queued for the next free worker, are not
+   * counted (with the defaults, ten lanes at once for batches of ten, there are none).
    */
   readonly run: (record: SQSRecord, envelope: Envelope, signal: AbortSignal, followers: number) => Promise<Completion>;
   /** Sends a record to the DLQ with its error; throws if it could not (the record is then retried). */

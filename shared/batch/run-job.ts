@@ -15,7 +15,7 @@ export interface RunJobOptions {
   readonly logger: () => Logger;
   /** Aborted by the pipeline when the invocation's deadline approaches. */
   readonly signal: AbortSignal;
-  /** Records waiting behind this one in its batch lane: its one-shot commit is grouped by it. @default 0 */
+  /** Records waiting behind this one in its batch lane: a one-shot commit others wait on is grouped apart. @default 0 */
   readonly followers?: number;
   /** Every resource the job touches (its `resourceId` among them); an external job locks them all. @default [envelope.resourceId] */
   readonly resources?: readonly string[];

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CancellationReason, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { trace, type Span } from '@opentelemetry/api';
+import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import { isRetryableAwsError } from '../errors/index.ts';
 import type { TransactItem } from '../lock/index.ts';
 import { CONTROL_TABLE } from '../tables/index.ts';
@@ -21,12 +21,14 @@ interface Member {
   readonly targets: readonly string[];
   /** The commit's span, active when it was enqueued: the size of the group that answered it goes on it. */
   readonly span: Span | undefined;
+  /** The async context it was enqueued in: its group's request runs in its first member's. */
+  readonly context: Context;
   readonly settle: (reasons: CancellationReason[] | undefined) => void;
   readonly fail: (error: unknown) => void;
   /** Times it was cancelled for another job's sake. */
   readonly cancelledFor: number;
   /** Whether other jobs wait for it (records behind it in its lane): such members group apart. */
-  readonly awaited: boolean;
+  readonly hasFollowers: boolean;
 }
 
 /** How a commit joins a group. */
@@ -34,15 +36,16 @@ export interface GroupCommitOptions {
   /**
    * How many jobs wait for this one to settle (the records behind it in its batch lane). The
    * commits others wait on are grouped apart from those nothing waits on, so a duplicate or a
-   * conflict among the lanes that end here never delays a lane that goes on. @default 0
+   * conflict among the lanes that end here no longer delays a lane that goes on. @default 0
    */
   readonly followers?: number;
 }
 
 /**
  * Group commit: the one-shot commits that the records of a batch start in the same turn of the
- * event loop (the head of every lane, typically) go to DynamoDB as ONE `TransactWriteItems`
- * instead of one each. Each job's items keep their own conditions, so the group is all or nothing
+ * event loop (the head of every lane, typically) go to DynamoDB in one `TransactWriteItems` (two at
+ * most, see below, or more past 100 items) instead of one each. Each job's items keep their own
+ * conditions, so the group is all or nothing
  * and every job still commits exactly once; what changes is the per-request cost (signing,
  * serialization, a round trip), paid once per group rather than once per record.
  *
@@ -67,8 +70,8 @@ export interface GroupCommitOptions {
  * A job whose items cannot be marshalled fails alone, before it joins a group. Two jobs writing one
  * item are never in flight together: the later waits for the group holding the item to settle
  * (DynamoDB refuses a transaction that writes an item twice, and cancels two at once on one item).
- * The request runs in the async context of the group's first job, so an instrumented SDK's span
- * for it appears under that job's commit span.
+ * A group's request runs in the async context of its first job, so an instrumented SDK's span for
+ * it appears under that job's commit span.
  */
 export class GroupCommit {
   readonly #documents: DynamoDBDocumentClient;
@@ -87,7 +90,8 @@ export class GroupCommit {
       // A throw here (a value marshall refuses) rejects this job only.
       const marshalled = marshallItems(this.#documents, items);
       this.#enqueue({
-        items: marshalled, targets: marshalled.map(targetOf), span: trace.getActiveSpan(), settle, fail, cancelledFor: 0, awaited: (options.followers ?? 0) > 0,
+        items: marshalled, targets: marshalled.map(targetOf), span: trace.getActiveSpan(), context: context.active(), settle, fail, cancelledFor: 0,
+        hasFollowers: (options.followers ?? 0) > 0,
       });
     });
   }
@@ -110,7 +114,7 @@ export class GroupCommit {
     this.#scheduled = false;
     const waiting: Member[] = [];
     const ready: Member[][] = [];
-    // The group being filled for the members others wait on, and the one for the rest.
+    // The group being filled for the members others wait on (key true), and the one for the rest.
     const open = new Map<boolean, { members: Member[]; items: number }>();
     for (const member of this.#pending) {
       if (member.targets.some((target) => this.#held.has(target))) {
@@ -122,19 +126,19 @@ export class GroupCommit {
         ready.push([member]);
         continue;
       }
-      let group = open.get(member.awaited);
+      let group = open.get(member.hasFollowers);
       if (group && group.items + member.items.length > MAX_TRANSACTION_ITEMS) {
         ready.push(group.members);
         group = undefined;
       }
-      if (!group) open.set(member.awaited, (group = { members: [], items: 0 }));
+      if (!group) open.set(member.hasFollowers, (group = { members: [], items: 0 }));
       group.members.push(member);
       group.items += member.items.length;
     }
     for (const group of open.values()) ready.push(group.members);
     this.#pending = waiting;
     for (const group of ready) {
-      void this.#send(group)
+      void context.with((group[0] as Member).context, () => this.#send(group))
         .catch((error: unknown) => group.forEach((member) => member.fail(error)))
         .finally(() => {
           for (const member of group) for (const target of member.targets) this.#held.delete(target);

@@ -56,9 +56,9 @@ export interface IdempotencyStoreOptions {
   readonly leaseMs?: number;
   /**
    * Whether the one-shot commits ({@link IdempotencyStore.commitOnce}) started in the same turn of
-   * the event loop share one `TransactWriteItems` (see {@link GroupCommit}): a batch's records then
-   * cost one request per wave of lanes instead of one each. Every job still commits exactly once
-   * and is answered as if alone; turn it off to give every commit its own transaction.
+   * the event loop share `TransactWriteItems` requests (see {@link GroupCommit}): a batch's records
+   * then cost one or two requests per wave of lanes instead of one each. Every job still commits
+   * exactly once and is answered as if alone; turn it off to give every commit its own transaction.
    * @default true
    */
   readonly groupCommits?: boolean;
@@ -96,7 +96,7 @@ export class IdempotencyStore {
   /**
    * For jobs whose effects are all DynamoDB writes: the COMPLETED record and the business writes
    * in one transaction. A crash can never apply the effect twice; a duplicate costs this one call.
-   * With `groupCommits`, the commits started in the same turn share that transaction, each answered
+   * With `groupCommits`, the commits started in the same turn share transactions, each answered
    * from its own items' cancellation reasons; `options.followers` says how many jobs wait for this
    * one (see {@link GroupCommitOptions}).
    */

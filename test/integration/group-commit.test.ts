@@ -34,7 +34,7 @@ function countingClient(options: { conflictOn?: (pk: string) => boolean } = {}) 
     }
   }, { step: 'build', name: 'countTransactions' });
   const answer = async <T>(items: Record<string, { Key?: { pk?: { S?: string } } }>[], send: () => Promise<T>): Promise<T> => {
-    const pks = items.map((item) => Object.values(item)[0]?.Key?.pk?.S ?? '');
+    const pks = items.map((item) => pkOf(Object.values(item)[0]));
     const index = options.conflictOn ? pks.findIndex(options.conflictOn) : -1;
     if (!conflicted && index >= 0) {
       // As DynamoDB answers while another transaction on that item is in progress: that item

@@ -4,6 +4,7 @@ import net from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, GetItemCommand, TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { NoOpLogger } from '@smithy/core/client';
 import { awsClientConfig, FUNCTION_TIMEOUT_ENV } from '../../shared/aws/index.ts';
 import { ENVIRONMENT_NAMES } from '../../infra/config.ts';
 import { synthStack } from '../helpers/infra.ts';
@@ -52,13 +53,20 @@ describe('AWS SDK clients of the functions: bounded connection and request timeo
         throw new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] });
       }, { step: 'build', name: 'cancelEveryTransaction' });
       const items = Array.from({ length: 20 }, (_, i) => ({ Put: { TableName: 't', Item: { pk: { S: `k${i}` }, n: { N: '1' } } } }));
-      await assert.rejects(client.send(new TransactWriteItemsCommand({ TransactItems: items })), TransactionCanceledException);
-      client.destroy();
-      return calls;
+      try {
+        await assert.rejects(client.send(new TransactWriteItemsCommand({ TransactItems: items })), TransactionCanceledException);
+        return calls;
+      } finally {
+        client.destroy();
+      }
     };
     // The SDK's default logger discards the line, yet its input was filtered for it first.
     assert.equal(await filterCalls({}), 1);
     assert.equal(await filterCalls(awsClientConfig()), 0);
+    // AND the SDK still takes it for its default (by class and by name), so the warnings it sends
+    // to the console then (a saturated socket pool, a queue URL against the endpoint) still go there
+    const { logger } = awsClientConfig();
+    assert.ok(logger instanceof NoOpLogger && logger.constructor.name === 'NoOpLogger');
   });
 
   it('every SDK client the functions create goes through awsClientConfig', () => {

@@ -53,17 +53,19 @@ describe('throughput bench: the variants, the driver, the crash-after-effect', (
     // (ballast's group commit: the records a batch runs at once, one per lane, share at most two
     // transactions, the heads of the lanes that go on and those that end; 7 batches over 5 hot
     // accounts make three or four such waves each, and duplicates send their batch-mates again:
-    // still fewer requests than the 60 first-time jobs, where one per record would be 70)
+    // still fewer requests than records, where one per record would be 70)
     assert.deepEqual(Object.keys(ballast.requests), ['TransactWriteItemsCommand']);
     const transactions = ballast.requests.TransactWriteItemsCommand ?? 0;
-    assert.ok(transactions >= 7 && transactions < 60 + ballast.redeliveries, JSON.stringify(ballast.requests));
+    assert.ok(transactions >= 7 && transactions < 70 + ballast.redeliveries, JSON.stringify(ballast.requests));
     // (a duplicate running beside its first copy finds it in progress, and comes back for another Put)
     assert.ok((powertools.requests.PutItemCommand ?? 0) >= 70, JSON.stringify(powertools.requests));
     assert.equal(powertools.requests.UpdateItemCommand, 2 * 60, `the effect and the completed record, for each first-time job: ${JSON.stringify(powertools)}`);
     // AND the round trips in series: the bare handler and the transaction send a batch's records
-    // side by side (one), Powertools three writes one after another, ballast its lanes' waves
+    // side by side (one); Powertools three writes one after another (a duplicate it found in
+    // progress comes back later, often in a batch of one round trip, so the mean is above one, not
+    // three); ballast one or more waves of its lanes, never more than a batch's ten records
     assert.deepEqual([bare.roundTripsInSeries, transaction.roundTripsInSeries], [1, 1], JSON.stringify([bare, transaction]));
-    assert.ok(powertools.roundTripsInSeries >= 3, JSON.stringify(powertools));
+    assert.ok(powertools.roundTripsInSeries > 1, JSON.stringify(powertools));
     assert.ok(ballast.roundTripsInSeries >= 1 && ballast.roundTripsInSeries <= 10, JSON.stringify(ballast));
     // AND every record was settled, each latency measured
     for (const result of [bare, transaction, ballast, powertools]) {

@@ -1,4 +1,4 @@
-/** One request's time on the wire, as the sandbox saw it (`performance.now()` at send and answer). */
+/** One SDK command, from its send to its answer (`performance.now()`): signing and the SDK's own retries included. */
 export interface RequestSpan {
   readonly sentMs: number;
   readonly answeredMs: number;

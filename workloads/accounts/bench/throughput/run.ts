@@ -49,7 +49,7 @@ export interface RunResult {
   readonly latencyMs: { readonly p50: number; readonly p99: number };
   /** Sandbox thread CPU (handler, SDK, logging) over every invocation, per record. */
   readonly cpuMsPerRecord: number;
-  /** DynamoDB round trips made in series, per invocation (mean): see `roundTripsInSeries`. */
+  /** DynamoDB round trips made in series, per invocation that sent any (mean): see `roundTripsInSeries`. */
   readonly roundTripsInSeries: number;
   readonly invocations: number;
   readonly crashes: number;
@@ -101,7 +101,8 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     const report = (message as { data: InvocationReport }).data;
     for (const [command, count] of Object.entries(report.requests)) requests[command] = (requests[command] ?? 0) + count;
     cpuMicros += report.cpuMicros;
-    series = { roundTrips: series.roundTrips + report.roundTripsInSeries, reports: series.reports + 1 };
+    // Only invocations that sent something: a warm-up's late report must not pull the mean down.
+    if (report.roundTripsInSeries > 0) series = { roundTrips: series.roundTrips + report.roundTripsInSeries, reports: series.reports + 1 };
     if (report.crashed) crashes += 1;
   };
   let logBytes = 0;
