@@ -55,7 +55,9 @@ describe('the console\'s Traces tab in a real browser (chromium)', { skip: brows
       await page.click('nav button[data-tab="traces"]');
       // THEN the job is among the recent jobs, and a click shows its trace
       const item = `#trace-jobs [data-job-id="${jobId}"]`;
-      await page.waitForSelector(item, { timeout: 15_000 });
+      // The tab refreshes every 5 s; a CI machine running another engine-heavy test beside this one
+      // once took more than three refreshes to list it (2026-12-03).
+      await page.waitForSelector(item, { timeout: 30_000 });
       await page.click(item);
       const produceRow = `.trace[data-trace-id="${traceId}"] .span-row[data-name="${SPANS.produce}"]`;
       await page.waitForSelector(produceRow, { timeout: 10_000 });
