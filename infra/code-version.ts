@@ -18,8 +18,9 @@ interface LockPackage {
  * package version plus a hash of exactly what gets bundled into it — the repository files its entry
  * imports, directly or not, the locked versions of the packages those files import, with their
  * own dependencies, and the modules bundled in place of built-ins (`aliases`). A change anywhere
- * else (the CLI, the infra, another function, a dev dependency) leaves the version alone, so it publishes no new Lambda version, starts no canary and opens no
- * new metric series; two deployments of different bundled code never share a version.
+ * else (the CLI, the infra, another function, a dev dependency) leaves the version alone, so it
+ * publishes no new Lambda version, starts no canary and opens no new metric series; two
+ * deployments of different bundled code never share a version.
  *
  * @param functionName - folder under `functions/`, e.g. `'worker'`
  * @param root - the project (with `package.json`, `package-lock.json`, `functions/`). @default this repository

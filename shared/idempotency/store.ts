@@ -103,7 +103,7 @@ export class IdempotencyStore {
   async commitOnce(job: JobIdentity, plan: CommitPlan, options: GroupCommitOptions = {}): Promise<Completion> {
     const times = this.#times();
     const items = [completeNewRecordItem(this.#table, job, plan.result, times), ...businessItems(plan.writes)];
-    const failure = await this.#transact(items, this.#group && { group: this.#group, options });
+    const failure = await this.#transact(items, this.#group, options);
     if (!failure) return { kind: 'committed', result: plan.result ?? null };
     const [record, ...business] = failure;
     if (isConditionFailure(record)) return this.#existing(job, oldItem(record) as unknown as IdempotencyRecord, times.nowMs);
@@ -216,8 +216,8 @@ export class IdempotencyStore {
    * Runs a transaction (in a group commit, when given one); resolves undefined on success or with
    * the cancellation reasons of `items`.
    */
-  async #transact(items: TransactItem[], grouped?: { group: GroupCommit; options: GroupCommitOptions }): Promise<CancellationReason[] | undefined> {
-    const failure = await (grouped ? grouped.group.transact(items, grouped.options) : transactWrite(this.#documents, items));
+  async #transact(items: TransactItem[], group?: GroupCommit, options?: GroupCommitOptions): Promise<CancellationReason[] | undefined> {
+    const failure = await (group ? group.transact(items, options) : transactWrite(this.#documents, items));
     // The claim's or commit's span says why DynamoDB refused it, item by item.
     if (failure) annotate(trace.getActiveSpan(), () => ({ [ATTRIBUTES.cancellationReasons]: failure.map((reason) => reason.Code ?? 'None') }));
     return failure;
