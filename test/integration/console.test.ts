@@ -99,6 +99,7 @@ describe('the local console in a real browser (chromium)', { skip: browserMissin
       const denseRefreshMs = await refreshMs();
       writeFileSync(RENDER_RESULTS, `${JSON.stringify({
         note: 'one refresh of the whole dashboard (every widget\'s data fetched and drawn) in headless chromium, same page, same run',
+        metricWidgets: states.filter((w) => w.type === 'metric').length,
         period10sRange5min: { refreshMs: Math.round(defaultRefreshMs) },
         period1sRange1h: { refreshMs: Math.round(denseRefreshMs), pointsPerFilledLine: 3_600 },
         ratio: Number((denseRefreshMs / defaultRefreshMs).toFixed(2)),

@@ -67,6 +67,14 @@ describe('throughput bench: the variants, the driver, the crash-after-effect', (
     assert.deepEqual([bare.roundTripsInSeries, transaction.roundTripsInSeries], [1, 1], JSON.stringify([bare, transaction]));
     assert.ok(powertools.roundTripsInSeries > 1, JSON.stringify(powertools));
     assert.ok(ballast.roundTripsInSeries >= 1 && ballast.roundTripsInSeries <= 10, JSON.stringify(ballast));
+    // AND the item writes that took effect are exactly what the credits need (the record and the
+    // account, once per credit; Powertools' record twice), whatever was refused or cancelled on the way
+    const written = (result: typeof bare) => Math.round((result.itemWritesPerRecord - result.refusedItemWritesPerRecord) * result.records);
+    assert.deepEqual([written(transaction), written(ballast), written(powertools)], [2 * 60, 2 * 60, 3 * 60], JSON.stringify({ transaction, ballast, powertools }));
+    assert.deepEqual([written(bare), bare.refusedItemWritesPerRecord], [70 + bare.redeliveries, 0], JSON.stringify(bare));
+    // (each producer duplicate is refused: the transaction's record and account, Powertools' record)
+    assert.ok(transaction.refusedItemWritesPerRecord * 70 >= 2 * 10 && powertools.refusedItemWritesPerRecord * 70 >= 10, JSON.stringify({ transaction, powertools }));
+    assert.ok(ballast.refusedItemWritesPerRecord * 70 >= 2 * 10, JSON.stringify(ballast));
     // AND every record was settled, each latency measured
     for (const result of [bare, transaction, ballast, powertools]) {
       assert.equal(result.records, 70);

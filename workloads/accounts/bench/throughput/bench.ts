@@ -36,6 +36,9 @@ export interface VariantSummary {
   readonly cpuMsPerRecord: number;
   /** DynamoDB round trips in series per invocation. */
   readonly roundTripsInSeries: number;
+  /** Item writes asked for per record, and those DynamoDB refused or cancelled. */
+  readonly itemWritesPerRecord: number;
+  readonly refusedItemWritesPerRecord: number;
   readonly logBytesPerRecord: number;
   /** Worst over the rounds: any round's over-application counts. */
   readonly overApplied: number;
@@ -93,7 +96,8 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
       timeoutMs: 6_000, crashRate, maxRunMs: 600_000,
     });
     log(`${label.padEnd(10)} ${variant.padEnd(12)} ${result.recordsPerSecond.toFixed(0).padStart(5)} records/s  ${result.cpuMsPerRecord.toFixed(2)} CPU ms/record  `
-      + `${result.requestsPerRecord.toFixed(2)} requests/record  ${result.roundTripsInSeries.toFixed(2)} in series/batch  conflicts ${result.conflicts}  redeliveries ${result.redeliveries}  over-applied ${result.overApplied}${result.crashes ? `  crashes ${result.crashes}` : ''}`);
+      + `${result.requestsPerRecord.toFixed(2)} requests/record  ${result.itemWritesPerRecord.toFixed(2)} item writes/record (${result.refusedItemWritesPerRecord.toFixed(2)} refused)  `
+      + `${result.roundTripsInSeries.toFixed(2)} in series/batch  conflicts ${result.conflicts}  redeliveries ${result.redeliveries}  over-applied ${result.overApplied}${result.crashes ? `  crashes ${result.crashes}` : ''}`);
     return result;
   };
   const rounds: RunResult[][] = [];
@@ -128,6 +132,8 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
       p99Ms: median(runs.map((r) => r.latencyMs.p99)),
       cpuMsPerRecord: median(runs.map((r) => r.cpuMsPerRecord)),
       roundTripsInSeries: median(runs.map((r) => r.roundTripsInSeries)),
+      itemWritesPerRecord: median(runs.map((r) => r.itemWritesPerRecord)),
+      refusedItemWritesPerRecord: median(runs.map((r) => r.refusedItemWritesPerRecord)),
       logBytesPerRecord: median(runs.map((r) => r.logBytesPerRecord)),
       overApplied: Math.max(...runs.map((r) => r.overApplied)),
       lost: Math.max(...runs.map((r) => r.lost)),

@@ -4,6 +4,9 @@ export interface InvocationReport {
   readonly cpuMicros: number;
   /** DynamoDB round trips the invocation made in series (`roundTripsInSeries`). */
   readonly roundTripsInSeries: number;
+  /** Item writes the invocation's requests asked for (`itemWritesOf`), and those in requests DynamoDB refused or cancelled. */
+  readonly itemWrites: number;
+  readonly refusedItemWrites: number;
   readonly crashed: boolean;
 }
 

@@ -20,10 +20,10 @@ export function renderReport(report: BenchReport): string {
       + `${options.dynamodb === 'service' ? "behind the emulation of the service's transaction conflicts (`--dynamodb service`)" : 'as it is, where no transaction conflicts (`--dynamodb local`)'}; `
       + `median of ${options.rounds} rounds (${report.machine}).`,
     '',
-    `| variant | records/s | DynamoDB requests/record | round trips in series/batch | conflicts / redeliveries per 100 records | p50 / p99 ms | CPU ms/record | log bytes/record | over-applied | over-applied, ${crashPercent} crashes |`,
-    '|---|---|---|---|---|---|---|---|---|---|',
+    `| variant | records/s | DynamoDB requests/record | item writes/record (refused or cancelled) | round trips in series/batch | conflicts / redeliveries per 100 records | p50 / p99 ms | CPU ms/record | log bytes/record | over-applied | over-applied, ${crashPercent} crashes |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...report.summaries.map((s) => `| ${VARIANT_LABELS[s.variant]} | ${fixed(s.recordsPerSecond, 0)} | ${fixed(s.requestsPerRecord, 2)} (${Object.entries(s.requestsByCommand)
-      .map(([command, n]) => `${command} ${fixed(n, 2)}`).join(', ')}) | ${fixed(s.roundTripsInSeries, 2)} | ${fixed(s.conflictsPerRecord * 100, 1)} / ${fixed(s.redeliveriesPerRecord * 100, 1)} | ${fixed(s.p50Ms, 0)} / ${fixed(s.p99Ms, 0)} | ${fixed(s.cpuMsPerRecord, 2)} | ${fixed(s.logBytesPerRecord, 0)} | `
+      .map(([command, n]) => `${command} ${fixed(n, 2)}`).join(', ')}) | ${fixed(s.itemWritesPerRecord, 2)} (${fixed(s.refusedItemWritesPerRecord, 2)}) | ${fixed(s.roundTripsInSeries, 2)} | ${fixed(s.conflictsPerRecord * 100, 1)} / ${fixed(s.redeliveriesPerRecord * 100, 1)} | ${fixed(s.p50Ms, 0)} / ${fixed(s.p99Ms, 0)} | ${fixed(s.cpuMsPerRecord, 2)} | ${fixed(s.logBytesPerRecord, 0)} | `
       + `${s.overApplied}${s.lost ? ` (lost ${s.lost})` : ''} | ${s.crash.overApplied}${s.crash.lost ? ` (lost ${s.crash.lost})` : ''} (${s.crash.crashes} crashes) |`),
     '',
     '| bundle (esbuild as the stack builds it) | index.mjs | of which tracing (API + shared/tracing) | source map | cold import | with `--enable-source-maps` |',

@@ -51,6 +51,10 @@ export interface RunResult {
   readonly cpuMsPerRecord: number;
   /** DynamoDB round trips made in series, per invocation that sent any (mean): see `roundTripsInSeries`. */
   readonly roundTripsInSeries: number;
+  /** Item writes the requests asked for (see `itemWritesOf`), per record. */
+  readonly itemWritesPerRecord: number;
+  /** Of those, the ones in requests DynamoDB refused or cancelled (a duplicate, a conflict), per record. */
+  readonly refusedItemWritesPerRecord: number;
   readonly invocations: number;
   readonly crashes: number;
   readonly redeliveries: number;
@@ -94,6 +98,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
 
   const requests: Record<string, number> = {};
   let cpuMicros = 0;
+  let writes = { asked: 0, refused: 0 };
   let series = { roundTrips: 0, reports: 0 };
   let crashes = 0;
   const channel = new BroadcastChannel(REPORT_CHANNEL);
@@ -101,6 +106,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     const report = (message as { data: InvocationReport }).data;
     for (const [command, count] of Object.entries(report.requests)) requests[command] = (requests[command] ?? 0) + count;
     cpuMicros += report.cpuMicros;
+    writes = { asked: writes.asked + report.itemWrites, refused: writes.refused + report.refusedItemWrites };
     // Only invocations that sent something: a warm-up's late report must not pull the mean down.
     if (report.roundTripsInSeries > 0) series = { roundTrips: series.roundTrips + report.roundTripsInSeries, reports: series.reports + 1 };
     if (report.crashed) crashes += 1;
@@ -140,6 +146,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   await delay(50);
   for (const key of Object.keys(requests)) delete requests[key];
   cpuMicros = 0;
+  writes = { asked: 0, refused: 0 };
   series = { roundTrips: 0, reports: 0 };
   logBytes = 0;
 
@@ -205,6 +212,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
     cpuMsPerRecord: cpuMicros / 1000 / records,
     roundTripsInSeries: series.reports === 0 ? 0 : series.roundTrips / series.reports,
+    itemWritesPerRecord: writes.asked / records, refusedItemWritesPerRecord: writes.refused / records,
     invocations, crashes, redeliveries, conflicts, deadLettered, overApplied, lost,
     logBytesPerRecord: logBytes / records,
   };

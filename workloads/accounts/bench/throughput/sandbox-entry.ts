@@ -1,9 +1,10 @@
 /**
  * The Lambda entry the throughput bench runs in each sandbox: the chosen variant (BENCH_VARIANT)
- * on clients the bench can see into. Every DynamoDB request is counted by command, each
- * invocation's thread CPU is measured, and with BENCH_CRASH_RATE a write that touched the state
- * table (the business effect) kills the sandbox right after DynamoDB accepted it, before anything
- * else the handler would do — the crash-after-effect the idempotency layers must survive.
+ * on clients the bench can see into. Every DynamoDB request is counted by command, with its item
+ * writes (and whether DynamoDB refused them), each invocation's thread CPU is measured, and with
+ * BENCH_CRASH_RATE a write that touched the state table (the business effect) kills the sandbox
+ * right after DynamoDB accepted it, before anything else the handler would do — the
+ * crash-after-effect the idempotency layers must survive.
  * Counts travel to the bench on a BroadcastChannel, once per invocation.
  */
 import { BroadcastChannel } from 'node:worker_threads';
@@ -13,6 +14,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { awsClientConfig } from '../../../../shared/aws/index.ts';
 import { REPORT_CHANNEL, type InvocationReport } from './report-channel.ts';
+import { itemWritesOf } from './item-writes.ts';
 import { roundTripsInSeries, type RequestSpan } from './round-trips.ts';
 import { VARIANTS, type VariantName } from './variants/index.ts';
 
@@ -25,12 +27,18 @@ channel.unref();
 
 let requests: Record<string, number> = {};
 let spans: RequestSpan[] = [];
+let itemWrites = 0;
+let refusedItemWrites = 0;
 let cpuStart = process.threadCpuUsage();
 const flush = (crashed: boolean) => {
   const cpu = process.threadCpuUsage(cpuStart);
-  channel.postMessage({ requests, cpuMicros: cpu.user + cpu.system, roundTripsInSeries: roundTripsInSeries(spans), crashed } satisfies InvocationReport);
+  channel.postMessage({
+    requests, cpuMicros: cpu.user + cpu.system, roundTripsInSeries: roundTripsInSeries(spans), itemWrites, refusedItemWrites, crashed,
+  } satisfies InvocationReport);
   requests = {};
   spans = [];
+  itemWrites = 0;
+  refusedItemWrites = 0;
 };
 
 const touchesState = (input: Record<string, unknown>): boolean =>
@@ -43,9 +51,16 @@ const dynamodb = new DynamoDBClient(awsClientConfig());
 dynamodb.middlewareStack.add((next, context) => async (args) => {
   const command = context.commandName ?? 'unknown';
   requests[command] = (requests[command] ?? 0) + 1;
+  const writes = itemWritesOf(command, args.input as Record<string, unknown>);
+  itemWrites += writes;
   const sentMs = performance.now();
   // A refused request is a round trip too (a cancelled transaction, a conflict).
-  const output = await next(args).finally(() => spans.push({ sentMs, answeredMs: performance.now() }));
+  const output = await next(args)
+    .catch((error: unknown) => {
+      refusedItemWrites += writes;
+      throw error;
+    })
+    .finally(() => spans.push({ sentMs, answeredMs: performance.now() }));
   if (crashRate > 0 && WRITES.has(command) && touchesState(args.input as Record<string, unknown>) && Math.random() < crashRate) {
     flush(true);
     // An uncaught exception ends the sandbox thread, as a crashed process ends a Lambda sandbox.
