@@ -1,7 +1,7 @@
 import { cpus } from 'node:os';
 import { startDynamoDb, startSqs } from '../../../../local/engines/index.ts';
 import { startDynamoDbFaultProxy, type DynamoDbFaultProxy } from '../../../../local/faults/index.ts';
-import { measureBundles, median, type BundleMeasure } from './bundles.ts';
+import { coldImportRatio, measureBundles, median, type BundleMeasure } from './bundles.ts';
 import { runVariant, type RunResult } from './run.ts';
 import { VARIANTS, type VariantName } from './variants/index.ts';
 import { creditTraffic } from './workload.ts';
@@ -153,7 +153,7 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
     target('CPU per record, ballast ÷ hand-written transaction', ratio('ballast', 'transaction', (r) => r.cpuMsPerRecord), 'most', 1.2),
     target(`units over-applied or lost by ballast, ${(options.crashRate * 100).toFixed(0)} % crash-after-effect`, ballastCrash.overApplied + ballastCrash.lost, 'most', 0),
     target('bundle bytes, ballast ÷ Powertools (same job)', bundles.ballast.bytes / bundles.powertools.bytes, 'most', 1),
-    target('cold import, ballast ÷ Powertools (same job)', bundles.ballast.coldImportMs / bundles.powertools.coldImportMs, 'most', 1),
+    target('cold import, ballast ÷ Powertools (same job)', coldImportRatio(bundles.ballast, bundles.powertools), 'most', 1),
     // Tracing ships the OpenTelemetry API only (the SDK is the layer's): what it adds to the worker
     // (the API's code that survives tree-shaking, plus shared/tracing) against the API's own bundle.
     target("bundle growth from tracing ÷ the OpenTelemetry API's own size (worker as deployed)", bundles.worker.tracingBytes / bundles.openTelemetryApi.bytes, 'most', 1),

@@ -26,6 +26,8 @@ export interface BundleMeasure extends Omit<BuiltBundle, 'inputs'> {
   /** Median ms to import the bundle in a fresh Node process, without and with `--enable-source-maps`. */
   readonly coldImportMs: number;
   readonly coldImportSourceMapsMs: number;
+  /** Every import's ms without source maps, one per round: rounds pair the bundles' imports. */
+  readonly coldImportSamplesMs: readonly number[];
 }
 
 const ROOT = new URL('../../../../', import.meta.url).pathname;
@@ -121,7 +123,7 @@ export async function measureBundles(imports: number): Promise<Record<BundleName
     }
     const measure = (name: BundleName): BundleMeasure => ({
       name, bytes: built[name].bytes, mapBytes: built[name].mapBytes, tracingBytes: built[name].tracingBytes,
-      coldImportMs: median(times[name].plain), coldImportSourceMapsMs: median(times[name].maps),
+      coldImportMs: median(times[name].plain), coldImportSourceMapsMs: median(times[name].maps), coldImportSamplesMs: times[name].plain,
     });
     return { ballast: measure('ballast'), powertools: measure('powertools'), worker: measure('worker'), openTelemetryApi: measure('openTelemetryApi') };
   } finally {
@@ -136,6 +138,15 @@ function importMs(file: string, sourceMaps: boolean): number {
   });
   if (child.status !== 0) throw new Error(`importing ${file} failed: ${child.stderr}`);
   return Number(child.stdout);
+}
+
+/**
+ * The median over rounds of `a`'s import time ÷ `b`'s in the same round: as for records/s, a slow
+ * second of a noisy machine then hits both sides of a ratio, where the ratio of two medians taken
+ * apart moved by ±10 % from run to run.
+ */
+export function coldImportRatio(a: BundleMeasure, b: BundleMeasure): number {
+  return median(a.coldImportSamplesMs.map((ms, round) => ms / (b.coldImportSamplesMs[round] as number)));
 }
 
 export function median(values: readonly number[]): number {

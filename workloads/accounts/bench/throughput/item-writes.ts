@@ -2,9 +2,9 @@
  * How many item writes a DynamoDB request asks for: one per `TransactWriteItems` entry (a
  * `ConditionCheck` too: DynamoDB reads and locks its item like the others), one per
  * `BatchWriteItem` request, one for a `PutItem`, `UpdateItem` or `DeleteItem`, none for a read.
- * Counted whatever the answer: a refused or cancelled write is work DynamoDB did (the service
- * bills a refused conditional write; a cancelled transaction prepared every item first), and
- * DynamoDB Local spends about as much CPU cancelling a transaction as committing it.
+ * Counted whatever the answer: a refused or cancelled write is still work DynamoDB did (it read
+ * each item to check its condition, and DynamoDB Local spends about as much CPU cancelling a
+ * transaction as committing it), and a round trip the job waited for.
  */
 export function itemWritesOf(command: string, input: Record<string, unknown>): number {
   switch (command) {

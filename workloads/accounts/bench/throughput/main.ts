@@ -23,7 +23,7 @@ const HELP = `npm run bench:throughput -- [flags]
   --concurrency N    invocations at once, the mapping's maximum concurrency (default 4)
   --rounds N         measured rounds, every variant once per round, order rotated (default 5)
   --crash-rate R     per effect: the sandbox dies right after its state-table write, in the crash run (default 0.02)
-  --imports N        cold imports per bundle (default 15)
+  --imports N        cold imports per bundle, the bundles alternating (default 21)
   --seed N           traffic seed (default 1)
   --dynamodb MODE    service: DynamoDB Local behind the emulation of the service's transaction
                      conflicts (default); local: DynamoDB Local as it is, where none conflicts
@@ -39,7 +39,7 @@ const flags = scriptFlags({
     concurrency: { type: 'string', default: '4' },
     rounds: { type: 'string', default: '5' },
     'crash-rate': { type: 'string', default: '0.02' },
-    imports: { type: 'string', default: '15' },
+    imports: { type: 'string', default: '21' },
     seed: { type: 'string', default: '1' },
     dynamodb: { type: 'string', default: 'service' },
     out: { type: 'string', default: new URL('../../../../bench/results/throughput.json', import.meta.url).pathname },
