@@ -5,7 +5,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, GetQueueUrlCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../envelope/index.ts';
 import { FatalError, LockBusyError, REASONS, type BallastError } from '../errors/index.ts';
-import type { IdempotencyStore } from '../idempotency/index.ts';
+import type { IdempotencyStore, ScreenedRecords } from '../idempotency/index.ts';
 import { lockKey } from '../lock/index.ts';
 import { countByReason, METRICS, MetricUnit, type Observability } from '../observability/index.ts';
 import { annotate, ATTRIBUTES, contextOfRecord, inSpan, SPANS, tracer } from '../tracing/index.ts';
@@ -98,6 +98,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
   const sqsJobBatchMiddlewareBefore = async (request: { event: SQSEvent; context: Context }): Promise<SQSBatchResponse> => {
     const { event, context } = request;
     let conflicts = 0;
+    let screened: ScreenedRecords | undefined;
     const outcomes = await processBatch(event.Records, {
       remainingTimeMs: () => context.getRemainingTimeInMillis(),
       deadlineMarginMs: options.deadlineMarginMs,
@@ -105,6 +106,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       maxReceiveCount: options.maxReceiveCount,
       resourcesOf,
       workerVersion,
+      screen: async (envelopes) => void (screened = await options.store.screen(envelopes)),
       run: async (record, envelope, signal, followers) => {
         const handler = handlers.get(envelope.type);
         if (!handler) throw new FatalError(REASONS.unknownJobType, `no handler for job type '${envelope.type}'`);
@@ -116,6 +118,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
           logger: log,
           signal,
           followers,
+          screened,
           onConflict: ({ operation, ...retry }) => {
             conflicts += 1;
             if (logger.getLevelName() === 'DEBUG') log().debug(`${operation} failed; retrying in place`, { reason: REASONS.transactionConflict, ...retry });

@@ -15,6 +15,12 @@ export interface ProcessBatchOptions {
    * counted (with the defaults, ten lanes at once for batches of ten, there are none).
    */
   readonly run: (record: SQSRecord, envelope: Envelope, signal: AbortSignal, followers: number) => Promise<Completion>;
+  /**
+   * Called once with the batch's parsed envelopes before any record runs (the worker lets the
+   * idempotency store screen their records, see `IdempotencyStore.screen`). What it throws is
+   * ignored: screening only spares work. @default - none
+   */
+  readonly screen?: (envelopes: readonly Envelope[]) => Promise<void>;
   /** Sends a record to the DLQ with its error; throws if it could not (the record is then retried). */
   readonly deadLetter: (record: SQSRecord, error: BallastError, envelope?: Envelope) => Promise<void>;
   /** Time left in the invocation (Lambda's `context.getRemainingTimeInMillis`). */
@@ -65,7 +71,7 @@ interface Unit {
 
 /**
  * The per-record pipeline of one SQS batch, free of Lambda and Middy:
- * parse → collapse in-batch duplicates → lanes: records that share a resource, directly or
+ * parse → screen → collapse in-batch duplicates → lanes: records that share a resource, directly or
  * through other records, in one lane (one lane per message group on FIFO queues), lanes
  * concurrently up to a limit, records within a lane in order → deadline guard → run → classify.
  * Resolves with one outcome per record, in input order; never throws.
@@ -165,6 +171,7 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
     return retry(unit, error);
   };
 
+  await options.screen?.(units.flatMap((unit) => (unit.envelope ? [unit.envelope] : []))).catch(() => undefined);
   const queue = [...lanes.values()];
   const worker = async () => {
     for (let lane = queue.shift(); lane; lane = queue.shift()) {

@@ -3,7 +3,7 @@ import { trace } from '@opentelemetry/api';
 import type { Envelope } from '../envelope/index.ts';
 import { classify, FatalError, FencedError, REASONS, TransientError, type BallastError } from '../errors/index.ts';
 import { describeIssues, safeParse } from '../validation/index.ts';
-import type { Claim, CommitPlan, Completion, IdempotencyStore } from '../idempotency/index.ts';
+import type { Claim, CommitPlan, Completion, IdempotencyStore, ScreenedRecords } from '../idempotency/index.ts';
 import { lockKey } from '../lock/index.ts';
 import { annotate, ATTRIBUTES, inSpan, SPANS } from '../tracing/index.ts';
 import type { JobHandler } from './types.ts';
@@ -17,6 +17,8 @@ export interface RunJobOptions {
   readonly signal: AbortSignal;
   /** Records waiting behind this one in its batch lane: a one-shot commit others wait on is grouped apart. @default 0 */
   readonly followers?: number;
+  /** The batch's records as `IdempotencyStore.screen` read them, for a one-shot commit. @default - not screened */
+  readonly screened?: ScreenedRecords;
   /** Every resource the job touches (its `resourceId` among them); an external job locks them all. @default [envelope.resourceId] */
   readonly resources?: readonly string[];
   /** Called on every heartbeat, to push the message's visibility out together with the lease. */
@@ -64,7 +66,7 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   });
   if (handler.effects === 'dynamodb') {
     const plan = await handler.plan(contextWith({}));
-    return traceCommit('once', undefined, () => inPlace('commit', () => options.store.commitOnce(envelope, plan, { followers: options.followers }), options, Number.POSITIVE_INFINITY,
+    return traceCommit('once', undefined, () => inPlace('commit', () => options.store.commitOnce(envelope, plan, { followers: options.followers, screened: options.screened }), options, Number.POSITIVE_INFINITY,
       (failure) => failure.reason === REASONS.transactionConflict));
   }
 

@@ -67,6 +67,13 @@ function canonicalJson(value: unknown): string {
 // an abandoned claim whose lease ran out (its worker crashed between claim and commit).
 const WRITABLE = 'attribute_not_exists(pk) OR expiresAtEpochSeconds < :nowSeconds OR (#status = :inProgress AND leaseUntilMs < :nowMs)';
 
+/** `WRITABLE` evaluated on a record read at `nowMs`: whether a new record's Put would have been refused then. */
+export function refusesNewRecord(record: IdempotencyRecord | undefined, nowMs: number): record is IdempotencyRecord {
+  if (!record) return false;
+  if (record.expiresAtEpochSeconds < nowMs / 1000) return false;
+  return !(record.status === STATUS.inProgress && (record.leaseUntilMs ?? 0) < nowMs);
+}
+
 interface Times {
   readonly nowMs: number;
   readonly retentionSeconds: number;

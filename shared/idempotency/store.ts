@@ -9,13 +9,20 @@ import {
 } from '../errors/index.ts';
 import { acquireLockItem, extendLockItem, lockKey, nextFence, releaseLockItem, type LeaseHold, type LockItem, type TransactItem } from '../lock/index.ts';
 import {
-  abandonClaimItem, claimRecordItem, completeClaimedRecordItem, completeNewRecordItem, extendClaimItem, payloadHash, STATUS,
+  abandonClaimItem, claimRecordItem, completeClaimedRecordItem, completeNewRecordItem, extendClaimItem, payloadHash, refusesNewRecord, STATUS,
   type IdempotencyRecord, type JobIdentity,
 } from './record.ts';
+import { DuplicateShare, readRecords, type ScreenedRecords } from './screen.ts';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from './transact.ts';
 import { businessItems, type BusinessWrite } from './business-writes.ts';
 import { GroupCommit, type GroupCommitOptions } from './group-commit.ts';
 import { annotate, ATTRIBUTES } from '../tracing/index.ts';
+
+/** How a one-shot commit runs: its group commit's options, and the batch's screened records. */
+export interface CommitOnceOptions extends GroupCommitOptions {
+  /** What {@link IdempotencyStore.screen} read for the job's batch. @default - not screened */
+  readonly screened?: ScreenedRecords;
+}
 
 /** What a job commits: its business writes and the result duplicates will be handed. */
 export interface CommitPlan {
@@ -62,11 +69,25 @@ export interface IdempotencyStoreOptions {
    * @default true
    */
   readonly groupCommits?: boolean;
+  /**
+   * With `groupCommits`: the share of this store's last 200 one-shot commits that met a duplicate
+   * (a completed record, a job in progress elsewhere or a reused key: a refused record Put) at or
+   * above which {@link IdempotencyStore.screen} reads a batch's records before its commits. A
+   * duplicate in a group commit cancels the whole group, and its companions are sent again: one
+   * consistent `BatchGetItem` then costs less than the cancelled writes and the round trip they
+   * add (a producer's retry storm, redeliveries after an outage). Below it, a batch pays no read.
+   * 1 turns screening off; 0 screens every batch.
+   * @default 0.05
+   */
+  readonly screenAboveDuplicateShare?: number;
   /** @default Date.now */
   readonly nowMs?: () => number;
 }
 
-const defaults = { retentionSeconds: 35 * 24 * 3600, leaseMs: 30_000, groupCommits: true, nowMs: Date.now };
+const defaults = { retentionSeconds: 35 * 24 * 3600, leaseMs: 30_000, groupCommits: true, screenAboveDuplicateShare: 0.05, nowMs: Date.now };
+
+/** How many recent one-shot commits the duplicate share is taken over. */
+const DUPLICATE_WINDOW = 200;
 
 /**
  * The idempotency and lock persistence layer on the control table. Every method is one
@@ -80,6 +101,8 @@ export class IdempotencyStore {
   readonly #retentionSeconds: number;
   readonly #nowMs: () => number;
   readonly #group: GroupCommit | undefined;
+  readonly #duplicates = new DuplicateShare(DUPLICATE_WINDOW);
+  readonly #screenAbove: number;
 
   constructor(options: IdempotencyStoreOptions) {
     const merged = withDefaults(defaults, options);
@@ -91,6 +114,23 @@ export class IdempotencyStore {
     this.leaseMs = merged.leaseMs;
     this.#nowMs = merged.nowMs;
     this.#group = merged.groupCommits ? new GroupCommit(merged.documents) : undefined;
+    if (!(merged.screenAboveDuplicateShare >= 0 && merged.screenAboveDuplicateShare <= 1)) {
+      throw new Error(`IdempotencyStore: screenAboveDuplicateShare must be within 0..1, got ${merged.screenAboveDuplicateShare}`);
+    }
+    this.#screenAbove = merged.screenAboveDuplicateShare;
+  }
+
+  /**
+   * Reads the idempotency records of a batch's jobs in one consistent `BatchGetItem` when recent
+   * one-shot commits met duplicates often enough (`screenAboveDuplicateShare`); undefined when
+   * they did not, without group commits, or when the read failed (the commits then find out as
+   * usual). Hand the result to {@link commitOnce}: a job whose record would refuse it is answered
+   * from the record, and stays out of the group it would have cancelled.
+   */
+  async screen(jobs: readonly Pick<JobIdentity, 'idempotencyKey'>[]): Promise<ScreenedRecords | undefined> {
+    if (!this.#group || jobs.length === 0 || this.#screenAbove >= 1 || this.#duplicates.share < this.#screenAbove) return undefined;
+    const readAtMs = this.#nowMs();
+    return readRecords(this.#documents, this.#table, jobs.map((job) => job.idempotencyKey), readAtMs).catch(() => undefined);
   }
 
   /**
@@ -100,14 +140,32 @@ export class IdempotencyStore {
    * from its own items' cancellation reasons; `options.followers` says how many jobs wait for this
    * one (see {@link GroupCommitOptions}).
    */
-  async commitOnce(job: JobIdentity, plan: CommitPlan, options: GroupCommitOptions = {}): Promise<Completion> {
+  async commitOnce(job: JobIdentity, plan: CommitPlan, options: CommitOnceOptions = {}): Promise<Completion> {
+    const screened = options.screened;
+    const seen = screened?.records.get(job.idempotencyKey);
+    if (screened && refusesNewRecord(seen, screened.readAtMs)) {
+      annotate(trace.getActiveSpan(), () => ({ [ATTRIBUTES.commitScreened]: true }));
+      return this.#counted(() => this.#existing(job, seen, screened.readAtMs));
+    }
     const times = this.#times();
     const items = [completeNewRecordItem(this.#table, job, plan.result, times), ...businessItems(plan.writes)];
     const failure = await this.#transact(items, this.#group, options);
-    if (!failure) return { kind: 'committed', result: plan.result ?? null };
+    if (!failure) return this.#counted(() => ({ kind: 'committed', result: plan.result ?? null }));
     const [record, ...business] = failure;
-    if (isConditionFailure(record)) return this.#existing(job, oldItem(record) as unknown as IdempotencyRecord, times.nowMs);
+    if (isConditionFailure(record)) return this.#counted(() => this.#existing(job, oldItem(record) as unknown as IdempotencyRecord, times.nowMs));
     throw businessError(business, plan.writes) ?? transactionError(failure);
+  }
+
+  /** A one-shot commit's answer, counted toward the duplicate share (a refused key or a job in progress counts as met too). */
+  #counted<T extends Completion>(answer: () => T): T {
+    try {
+      const completion = answer();
+      this.#duplicates.add(completion.kind === 'duplicate');
+      return completion;
+    } catch (error) {
+      this.#duplicates.add(true);
+      throw error;
+    }
   }
 
   /**

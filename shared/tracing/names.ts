@@ -53,6 +53,8 @@ export const ATTRIBUTES = {
   commitKind: 'ballast.commit.kind',
   /** Jobs whose one-shot commits shared this commit's transaction (group commit); absent when it had its own. */
   commitGroupSize: 'ballast.commit.group_size',
+  /** The commit was answered from the batch's screened record, without a transaction. */
+  commitScreened: 'ballast.commit.screened',
   externalName: 'ballast.external.name',
   entity: 'ballast.entity',
   entityId: 'ballast.entity.id',

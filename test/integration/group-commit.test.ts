@@ -236,4 +236,45 @@ describe('idempotency store: group commit', () => {
       client.destroy();
     }
   });
+  it('once duplicates are frequent, a batch\'s records are screened in one read: a duplicate is answered from its record and no longer cancels its batch-mates\' group', async () => {
+    const client = countingClient();
+    const reads: number[] = [];
+    client.documents.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName === 'BatchGetItemCommand') reads.push(Object.values((args.input as { RequestItems: Record<string, { Keys: unknown[] }> }).RequestItems)[0]?.Keys.length ?? 0);
+      return next(args);
+    }, { step: 'build', name: 'countReads' });
+    try {
+      const store = new IdempotencyStore({ documents: client.documents, tableName: tables.control });
+      const done = Array.from({ length: 12 }, (_, i) => job(`screen-done-${i}`));
+      await commitAll(store, done);
+      // GIVEN a sandbox that has met no duplicate yet: screening costs nothing and reads nothing
+      assert.equal(await store.screen(done), undefined);
+      // WHEN ten duplicates come back (5 % of the 200 commits the share is taken over)
+      await commitAll(store, done.slice(0, 10));
+      // THEN the next batch's records are read at once, consistently, before its commits
+      const fresh = [job('screen-new-0'), job('screen-new-1'), job('screen-new-2')];
+      const reused = createEnvelope({ type: 'counter.add', resourceId: done[11]?.resourceId as string, idempotencyKey: done[11]?.idempotencyKey as string, payload: { n: 2 } });
+      const batch = [fresh[0], done[10], fresh[1], done[0], reused, fresh[2]] as Envelope[];
+      const screened = await store.screen(batch);
+      assert.deepEqual(reads, [6]);
+      assert.deepEqual([...(screened?.records.keys() ?? [])].sort(), [done[0], done[10], done[11]].map((e) => e?.idempotencyKey).sort());
+      // AND committing the batch with it: the duplicates are answered from their records, the
+      // reused key refused, and the new jobs share one transaction that nothing cancels
+      const before = client.requests.length;
+      const outcomes = await Promise.allSettled(batch.map((envelope) => store.commitOnce(envelope, { writes: [add(envelope)], result: { job: envelope.idempotencyKey } }, { screened })));
+      assert.deepEqual(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.kind : (o.reason as Error).name)),
+        ['committed', 'duplicate', 'committed', 'duplicate', 'IdempotencyKeyReusedError', 'committed']);
+      assert.deepEqual((outcomes[1] as PromiseFulfilledResult<{ result: unknown }>).value.result, { job: done[10]?.idempotencyKey });
+      assert.deepEqual(client.requests.slice(before).map((r) => [r.pks.filter((pk) => pk.startsWith('idem#')).length, r.cancelled]), [[3, false]]);
+      for (const envelope of [...fresh, ...done]) assert.equal(await counter(envelope as Envelope), 1);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('a screen whose read fails answers undefined: the commits find their duplicates themselves', async () => {
+    const store = new IdempotencyStore({ documents: local.documents, tableName: `${tables.control}-missing`, screenAboveDuplicateShare: 0 });
+    assert.equal(await store.screen([job('screen-missing')]), undefined);
+    assert.throws(() => new IdempotencyStore({ documents: local.documents, tableName: tables.control, screenAboveDuplicateShare: 1.5 }), /screenAboveDuplicateShare must be within 0\.\.1, got 1\.5/);
+  });
 });

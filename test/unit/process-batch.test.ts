@@ -84,6 +84,25 @@ describe('processBatch', () => {
     assert.deepEqual(seen.sort(), ['a:1:2', 'a:3:1', 'a:5:0', 'b:2:1', 'b:6:0', 'c:4:0']);
   });
 
+  it('screens the parsed envelopes once, before any record runs; a screen that throws only spares nothing', async () => {
+    const events: string[] = [];
+    const records = [jobRecord({ resourceId: 'a', idempotencyKey: 'k1' }), sqsRecord('not json'), jobRecord({ resourceId: 'b', idempotencyKey: 'k2' })];
+    const { options } = harness({
+      screen: async (envelopes) => void events.push(`screen ${envelopes.map((e) => e.idempotencyKey).join(',')}`),
+      run: async (_r, envelope) => {
+        events.push(`run ${envelope.idempotencyKey}`);
+        return { kind: 'committed', result: null };
+      },
+    });
+    await processBatch(records, options);
+    assert.deepEqual(events.slice(0, 1), ['screen k1,k2']);
+    assert.deepEqual(events.slice(1).sort(), ['run k1', 'run k2']);
+
+    const { options: throwing } = harness({ screen: async () => { throw new Error('read failed'); } });
+    const outcomes = await processBatch([jobRecord({ resourceId: 'a', idempotencyKey: 'k3' })], throwing);
+    assert.deepEqual(outcomes.map((o) => o.status), ['processed']);
+  });
+
   it('deadline guard: with too little time left, unstarted records are reported failed and never run', async () => {
     let remaining = 10_000;
     const { options, calls } = harness({

@@ -54,7 +54,8 @@ describe('throughput bench: the variants, the driver, the crash-after-effect', (
     // transactions, the heads of the lanes that go on and those that end; 7 batches over 5 hot
     // accounts make three or four such waves each, and duplicates send their batch-mates again:
     // still fewer requests than records, where one per record would be 70)
-    assert.deepEqual(Object.keys(ballast.requests), ['TransactWriteItemsCommand']);
+    // (a sandbox that met duplicates often enough reads its batches' records first: a BatchGetItem)
+    assert.deepEqual(Object.keys(ballast.requests).filter((command) => command !== 'BatchGetItemCommand'), ['TransactWriteItemsCommand']);
     const transactions = ballast.requests.TransactWriteItemsCommand ?? 0;
     assert.ok(transactions >= 7 && transactions < 70 + ballast.redeliveries, JSON.stringify(ballast.requests));
     // (a duplicate running beside its first copy finds it in progress, and comes back for another Put)

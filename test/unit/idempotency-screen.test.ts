@@ -1,0 +1,31 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { refusesNewRecord, STATUS, type IdempotencyRecord } from '../../shared/idempotency/record.ts';
+import { DuplicateShare } from '../../shared/idempotency/screen.ts';
+
+describe('idempotency screen', () => {
+  const nowMs = 1_800_000_000_000;
+  const record = (fields: Partial<IdempotencyRecord>): IdempotencyRecord => ({
+    pk: 'idem#k', status: STATUS.completed, payloadHash: 'h', jobType: 't', jobId: 'j', expiresAtEpochSeconds: nowMs / 1000 + 60, ...fields,
+  });
+
+  it('a record refuses a new one exactly when the Put\'s condition would: complete or in progress under a live lease, within its retention', () => {
+    assert.equal(refusesNewRecord(undefined, nowMs), false, 'no record: the Put goes ahead');
+    assert.equal(refusesNewRecord(record({}), nowMs), true, 'completed');
+    assert.equal(refusesNewRecord(record({ expiresAtEpochSeconds: nowMs / 1000 - 1 }), nowMs), false, 'past its retention (TTL deletes lazily)');
+    assert.equal(refusesNewRecord(record({ status: STATUS.inProgress, leaseUntilMs: nowMs + 1 }), nowMs), true, 'a live claim');
+    assert.equal(refusesNewRecord(record({ status: STATUS.inProgress, leaseUntilMs: nowMs - 1 }), nowMs), false, 'an abandoned claim');
+  });
+
+  it('the duplicate share is taken over a full window: a fresh sandbox needs enough duplicates first, and old ones age out', () => {
+    const share = new DuplicateShare(10);
+    share.add(true);
+    assert.equal(share.share, 0.1, 'one in a window of ten, however few were recorded');
+    for (let i = 0; i < 9; i += 1) share.add(false);
+    assert.equal(share.share, 0.1);
+    share.add(false);
+    assert.equal(share.share, 0, 'the duplicate aged out');
+    for (let i = 0; i < 25; i += 1) share.add(i % 5 === 0);
+    assert.equal(share.share, 0.2);
+  });
+});
