@@ -7,11 +7,15 @@ import { CONTROL_TABLE, STATE_TABLE } from '../../shared/tables/index.ts';
 /**
  * What a `TransactWriteItems` writer needs: DynamoDB authorizes a transaction item by item, by the
  * action each item performs (Put, Update, Delete, ConditionCheck), plus GetItem for point reads.
- * No Scan, Query or batch action: nothing in the functions uses them.
+ * No Scan, Query or batch write: nothing in the functions uses them (the worker's one batch read,
+ * of idempotency records, is granted on the control table alone: {@link SCREENING_ACTION}).
  */
 export const TRANSACTIONAL_ITEM_ACTIONS = [
   'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem',
 ] as const;
+
+/** How the worker screens a batch's idempotency records (`IdempotencyStore.screen`): one consistent read of many keys. */
+export const SCREENING_ACTION = 'dynamodb:BatchGetItem';
 
 export interface BallastTablesProps {
   /**
@@ -58,11 +62,12 @@ export class BallastTables extends Construct {
 
   /**
    * For the worker: item-level transactional writes and point reads on both tables
-   * ({@link TRANSACTIONAL_ITEM_ACTIONS}), on the table ARNs only (no index, no stream).
+   * ({@link TRANSACTIONAL_ITEM_ACTIONS}), and the batch read that screens idempotency records on the
+   * control table ({@link SCREENING_ACTION}), on the table ARNs only (no index, no stream).
    */
   grantJobTransactions(grantee: IGrantable): void {
     this.state.grant(grantee, ...TRANSACTIONAL_ITEM_ACTIONS);
-    this.control.grant(grantee, ...TRANSACTIONAL_ITEM_ACTIONS);
+    this.control.grant(grantee, ...TRANSACTIONAL_ITEM_ACTIONS, SCREENING_ACTION);
   }
 
   /** For readers of the state table (the read API): `dynamodb:GetItem` only. */

@@ -106,7 +106,15 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       maxReceiveCount: options.maxReceiveCount,
       resourcesOf,
       workerVersion,
-      screen: async (envelopes) => void (screened = await options.store.screen(envelopes)),
+      screen: async (envelopes) => {
+        try {
+          screened = await options.store.screen(envelopes);
+        } catch (error) {
+          // Screening only spares work; a read that keeps failing (a role without BatchGetItem on
+          // the control table, throttling) must still show.
+          logger.warn("screening the batch's idempotency records failed; its commits find duplicates themselves", { error: error as Error });
+        }
+      },
       run: async (record, envelope, signal, followers) => {
         const handler = handlers.get(envelope.type);
         if (!handler) throw new FatalError(REASONS.unknownJobType, `no handler for job type '${envelope.type}'`);

@@ -123,14 +123,13 @@ export class IdempotencyStore {
   /**
    * Reads the idempotency records of a batch's jobs in one consistent `BatchGetItem` when recent
    * one-shot commits met duplicates often enough (`screenAboveDuplicateShare`); undefined when
-   * they did not, without group commits, or when the read failed (the commits then find out as
-   * usual). Hand the result to {@link commitOnce}: a job whose record would refuse it is answered
-   * from the record, and stays out of the group it would have cancelled.
+   * they did not, or without group commits. Hand the result to {@link commitOnce}: a job whose
+   * record would refuse it is answered from the record, and stays out of the group it would have
+   * cancelled. Throws what the read threw: the commits then find their duplicates themselves.
    */
   async screen(jobs: readonly Pick<JobIdentity, 'idempotencyKey'>[]): Promise<ScreenedRecords | undefined> {
     if (!this.#group || jobs.length === 0 || this.#screenAbove >= 1 || this.#duplicates.share < this.#screenAbove) return undefined;
-    const readAtMs = this.#nowMs();
-    return readRecords(this.#documents, this.#table, jobs.map((job) => job.idempotencyKey), readAtMs).catch(() => undefined);
+    return readRecords(this.#documents, this.#table, jobs.map((job) => job.idempotencyKey), this.#nowMs());
   }
 
   /**

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { environmentConfig, ENVIRONMENT_NAMES } from '../../infra/config.ts';
-import { TRANSACTIONAL_ITEM_ACTIONS } from '../../infra/constructs/tables.ts';
+import { SCREENING_ACTION, TRANSACTIONAL_ITEM_ACTIONS } from '../../infra/constructs/tables.ts';
 import { synthStack } from '../helpers/infra.ts';
 
 describe('hardening of the deployed template', () => {
@@ -55,16 +55,24 @@ describe('least privilege: what the functions may do to the tables', () => {
       .flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement);
   const dynamoActions = (statements: Statement[]) => statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('dynamodb:'));
 
-  it('the worker gets item-level transaction actions and GetItem on the two tables, nothing else', () => {
+  it('the worker gets item-level transaction actions and GetItem on the two tables, and a batch read of the control table only, nothing else', () => {
     // GIVEN/WHEN the prod stack
     const { template } = synthStack('prod');
-    // THEN the worker's DynamoDB actions are exactly the transactional item actions
-    const actions = new Set(dynamoActions(statementsOf(template, 'WorkerFunctionServiceRole')));
-    assert.deepEqual([...actions].sort(), [...TRANSACTIONAL_ITEM_ACTIONS].sort());
-    // AND nothing of the stack may Scan, Query or batch-write the tables
+    const worker = statementsOf(template, 'WorkerFunctionServiceRole');
+    // THEN the worker's DynamoDB actions are exactly the transactional item actions, plus the screening read
+    const actions = new Set(dynamoActions(worker));
+    assert.deepEqual([...actions].sort(), [...TRANSACTIONAL_ITEM_ACTIONS, SCREENING_ACTION].sort());
+    // AND that read reaches the control table alone (its idempotency records), never the state table
+    const screening = worker.filter((s) => [s.Action].flat().includes(SCREENING_ACTION));
+    assert.equal(screening.length, 1);
+    const resources = JSON.stringify(screening[0]?.Resource);
+    assert.match(resources, /TablesControl/);
+    assert.doesNotMatch(resources, /TablesState/);
+    // AND nothing of the stack may Scan, Query or batch-write the tables, nor batch-read them but that
     const all = dynamoActions(Object.values(template.findResources('AWS::IAM::Policy'))
       .flatMap((p) => (p as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement));
-    assert.deepEqual(all.filter((a) => /Scan|Query|BatchWrite|BatchGet|\*/.test(a)), []);
+    assert.deepEqual(all.filter((a) => /Scan|Query|BatchWrite|\*/.test(a)), []);
+    assert.equal(all.filter((a) => a === SCREENING_ACTION).length, 1);
   });
 
   it('the read API and the repair only read items of the state table', () => {

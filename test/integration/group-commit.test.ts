@@ -272,9 +272,9 @@ describe('idempotency store: group commit', () => {
     }
   });
 
-  it('a screen whose read fails answers undefined: the commits find their duplicates themselves', async () => {
+  it('a screen whose read fails throws what DynamoDB answered (the worker logs it, and its commits find their duplicates themselves)', async () => {
     const store = new IdempotencyStore({ documents: local.documents, tableName: `${tables.control}-missing`, screenAboveDuplicateShare: 0 });
-    assert.equal(await store.screen([job('screen-missing')]), undefined);
+    await assert.rejects(store.screen([job('screen-missing')]), { name: 'ResourceNotFoundException' });
     assert.throws(() => new IdempotencyStore({ documents: local.documents, tableName: tables.control, screenAboveDuplicateShare: 1.5 }), /screenAboveDuplicateShare must be within 0\.\.1, got 1\.5/);
   });
 });

@@ -11,6 +11,7 @@ import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dy
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ACCOUNT_REASONS, BALANCE_CHANGE, JOB_TYPES, accountKey } from '../../workloads/accounts/index.ts';
 import { REASONS } from '../../shared/errors/index.ts';
+import type { Envelope } from '../../shared/envelope/index.ts';
 import { lockKey } from '../../shared/lock/index.ts';
 import type { ExternalJob, TransactionalJob } from '../../shared/batch/index.ts';
 import { creditJob } from '../../workloads/accounts/index.ts';
@@ -125,6 +126,45 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     // cost more than the retry)
     assert.equal(metricTotal(captured.output, 'CommitConflicts'), 1);
     assert.equal(captured.output.logs.find((log) => log.message === 'commit failed; retrying in place'), undefined);
+  });
+
+  it('a role without BatchGetItem on the control table: once duplicates are frequent the screening read is refused, logged as a warning, and the batch still settles every record', async () => {
+    const queues = await h.queues({ visibilityTimeoutSeconds: 30 });
+    // GIVEN a client on which DynamoDB refuses BatchGetItem, as it would a role missing the action
+    const client = new DynamoDBClient({});
+    let refusedReads = 0;
+    client.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName !== 'BatchGetItemCommand') return next(args);
+      refusedReads += 1;
+      throw Object.assign(new Error('User is not authorized to perform: dynamodb:BatchGetItem'), { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+    }, { step: 'build', name: 'denyBatchGet' });
+    const worker = h.worker(queues, { documents: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }) });
+    const credits = Array.from({ length: 12 }, (_, i) => h.envelope({ resourceId: `acc-screen-${i}`, payload: { amount: 1 } }));
+    let captured;
+    let readsBefore = 0;
+    try {
+      // AND a worker that committed 12 credits, then met all 12 again (12 duplicates in its last 24 commits: 6 % of its window)
+      for (const envelope of credits) await h.send(queues, envelope);
+      await captureOutput(() => h.drain(queues, worker));
+      for (const envelope of credits) await h.send(queues, envelope);
+      await captureOutput(() => h.drain(queues, worker));
+      readsBefore = refusedReads;
+      // WHEN its next batch holds two more duplicates and a new credit
+      const fresh = h.envelope({ resourceId: 'acc-screen-new', payload: { amount: 5 } });
+      for (const envelope of [credits[0], fresh, credits[1]] as Envelope[]) await h.send(queues, envelope);
+      captured = await captureOutput(() => h.drain(queues, worker));
+    } finally {
+      client.destroy();
+    }
+    // THEN the read was tried and refused, and said so at WARN
+    assert.ok(refusedReads > readsBefore);
+    assert.ok(captured.output.logs.some((log) => log.level === 'WARN' && /screening the batch's idempotency records failed/.test(String(log.message))), JSON.stringify(captured.output.logs));
+    // AND the commits found the duplicates themselves: nothing applied twice, the new credit once
+    assert.equal(metricTotal(captured.output, 'DuplicatesSuppressed'), 2);
+    assert.equal(metricTotal(captured.output, 'JobsProcessed'), 1);
+    for (let i = 0; i < 12; i += 1) assert.equal((await h.account(`acc-screen-${i}`))?.balance, 1);
+    assert.equal((await h.account('acc-screen-new'))?.balance, 5);
+    assert.deepEqual(await h.deadLetters(queues), []);
   });
 
   it('a claim given back after a refused sync survives a TransactionConflict on the way: no claim or lock is left past its lease', async () => {
