@@ -33,6 +33,12 @@ export interface InvariantReport {
   readonly counts: Record<string, number>;
   /** The keys or ids involved, a few per invariant, for the violation report. */
   readonly examples: Partial<Record<string, readonly string[]>>;
+  /**
+   * Commits the traces show answered from a batch's screened records, not by a transaction
+   * (`ballast.commit.screened`): how much of the run went through screening, which the
+   * invariants above then cover.
+   */
+  readonly screenedCommits: number;
 }
 
 export interface InvariantInputs {
@@ -113,6 +119,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
     part.chaos.check({ completed, state, lettersByKey, jobs: workload.jobs, apis: inputs.apis, violate });
   }
 
+  let screenedCommits = 0;
   // The traces tell the same story: each completed key was delivered under its producer's span
   // (the context survived the queue, redeliveries and replays), and committed once.
   for (const key of inputs.traces ? completed.keys() : []) {
@@ -123,6 +130,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
     }
     const commits = spans.filter((span) => span.name === SPANS.commit && span.attributes[ATTRIBUTES.outcome] === 'committed');
     if (commits.length > 1) violate('doubleCommitsInTraces', `${key}: ${commits.length} commits committed`);
+    screenedCommits += spans.filter((span) => span.name === SPANS.commit && span.attributes[ATTRIBUTES.commitScreened] === true).length;
   }
 
   // Poison: every one in the DLQ, once, with the reason it must carry.
@@ -162,7 +170,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
       violate('orphanClaims', `${String(item.pk)} lease ended ${new Date(leaseUntilMs).toISOString()} (dead letters: ${dead})`);
     }
   }
-  return { descriptions, counts, examples };
+  return { descriptions, counts, examples, screenedCommits };
 }
 
 function allowed(job: ChaosJob, letter: DeadLetter, rejected: ReadonlyMap<string, ReadonlySet<string>>): boolean {
