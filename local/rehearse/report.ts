@@ -16,7 +16,7 @@ export function formatReport(report: RehearsalReport, expect: 'promote' | 'rollb
   lines.push('');
   const letters = Object.entries(report.jobs.deadLetters).map(([reason, count]) => `${reason} ${count}`).join(', ') || 'none';
   lines.push(`jobs: ${report.jobs.sent} messages for ${report.jobs.intents} intents (${report.jobs.byV2Producer} written by v2's producer), `
-    + `${report.jobs.replayed} replayed after promotion; left in the DLQ: ${letters}`);
+    + `${report.jobs.replayed} replayed after the update; left in the DLQ: ${letters}`);
   lines.push(`accounted for: ${violations.length === 0 ? 'every job — none lost, none applied twice, every dead letter where its content put it' : 'NO — see the violations below'}`);
   const reads = Object.entries(report.reads.byPhase)
     .map(([phase, bySchema]) => `${phase}: ${Object.entries(bySchema).map(([schema, count]) => `${schema} ${count}`).join(', ')}`).join(' · ') || 'none';

@@ -10,6 +10,7 @@ import { replayDeadLetters } from '../../shared/operations/index.ts';
 import { countByReason } from '../../shared/operations/dlq-messages.ts';
 import { reconcileReport, type ReconcileReport } from '../../shared/cache/index.ts';
 import { METRICS } from '../../shared/observability/index.ts';
+import { REASONS } from '../../shared/errors/index.ts';
 import { localClientConfig, type EngineEndpoints } from '../engines/index.ts';
 import { startLocalCloud, type DeploymentEvent, type LocalCloud, type StackUpdateOutcome } from '../cloud/index.ts';
 import type { SynthesizedStack } from '../cloud/assembly.ts';
@@ -54,6 +55,7 @@ export interface RehearsalReport {
     /** Sent (and drained, for the openings) before the update started: all of it v1's work. */
     readonly beforeUpdate: number;
     readonly byV2Producer: number;
+    /** Dead letters replayed after the update: those only v2 can read (after a promotion), and lock-busy ones. */
     readonly replayed: number;
     /** What is left in the DLQ at the end, by reason. */
     readonly deadLetters: Readonly<Record<string, number>>;
@@ -180,17 +182,24 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
     const outcome = update.status === 'UPDATE_COMPLETE' ? 'promote' : 'rollback';
 
     let replayed = 0;
-    const unreadable = (await allDeadLetters(sqs, outputs)).filter((letter) => letter.reason === INCOMPATIBLE);
-    if (outcome === 'promote' && unreadable.length > 0) {
-      log(`[${since(startedMs)}] ${unreadable.length} dead letters only v2 can read: ballast dlq replay --reason ${INCOMPATIBLE} (v2's CLI)`);
-      const { replayDeadLetters, JOB_CATALOG } = await operatorCli(options.to.tree, warnings);
+    const replay = async (reason: string, why: string) => {
+      const letters = (await allDeadLetters(sqs, outputs)).filter((letter) => letter.reason === reason);
+      if (letters.length === 0) return;
+      const tree = outcome === 'promote' ? options.to.tree : options.from.tree;
+      log(`[${since(startedMs)}] ${letters.length} dead letters ${why}: ballast dlq replay --reason ${reason} (${outcome === 'promote' ? 'v2' : 'v1'}'s CLI)`);
+      const { replayDeadLetters, JOB_CATALOG } = await operatorCli(tree, warnings);
       const report = await replayDeadLetters(
         { sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl as string, defaultSourceQueueUrl: queueUrl },
-        { filter: { reasons: [INCOMPATIBLE] }, documents, controlTableName: outputs.ControlTableName as string, catalog: JOB_CATALOG, max: 100_000, deleteDuplicates: true },
+        { filter: { reasons: [reason] }, documents, controlTableName: outputs.ControlTableName as string, catalog: JOB_CATALOG, max: 100_000, deleteDuplicates: true },
       );
-      replayed = report.replayed;
+      replayed += report.replayed;
       await drain(sqs, queueUrl, 300_000, log);
-    }
+    };
+    if (outcome === 'promote') await replay(INCOMPATIBLE, 'only v2 can read');
+    // The traffic's hot accounts, not the update, put these here: a job that met a lock held by
+    // another job on each of its receives (it waits out the holder's lease each time). The
+    // runbook's answer is the same replay, and the jobs must then complete like every other.
+    await replay(REASONS.lockBusy, 'that met a lock held on each of their receives');
     reading = false;
     await readers;
     await cloud.streamsIdle(120_000);

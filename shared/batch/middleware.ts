@@ -108,7 +108,8 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       workerVersion,
       screen: async (envelopes) => {
         try {
-          screened = await options.store.screen(envelopes);
+          // Only one-shot commits use what is read: a claim cancels no one else's transaction.
+          screened = await options.store.screen(envelopes.filter((envelope) => handlers.get(envelope.type)?.effects === 'dynamodb'));
         } catch (error) {
           // Screening only spares work; a read that keeps failing (a role without BatchGetItem on
           // the control table, throttling) must still show.
