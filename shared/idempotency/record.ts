@@ -67,11 +67,16 @@ function canonicalJson(value: unknown): string {
 // an abandoned claim whose lease ran out (its worker crashed between claim and commit).
 const WRITABLE = 'attribute_not_exists(pk) OR expiresAtEpochSeconds < :nowSeconds OR (#status = :inProgress AND leaseUntilMs < :nowMs)';
 
-/** `WRITABLE` evaluated on a record read at `nowMs`: whether a new record's Put would have been refused then. */
+/**
+ * `WRITABLE` evaluated on a record read at `nowMs`, with the values `writableValues` gives it:
+ * whether a new record's Put would have been refused then. (A comparison with a missing attribute
+ * is false in DynamoDB, as `undefined < n` is here.)
+ */
 export function refusesNewRecord(record: IdempotencyRecord | undefined, nowMs: number): record is IdempotencyRecord {
   if (!record) return false;
-  if (record.expiresAtEpochSeconds < nowMs / 1000) return false;
-  return !(record.status === STATUS.inProgress && (record.leaseUntilMs ?? 0) < nowMs);
+  const values = writableValues(nowMs);
+  if ((record.expiresAtEpochSeconds as number | undefined) !== undefined && record.expiresAtEpochSeconds < (values[':nowSeconds'] as number)) return false;
+  return !(record.status === STATUS.inProgress && record.leaseUntilMs !== undefined && record.leaseUntilMs < nowMs);
 }
 
 interface Times {

@@ -15,6 +15,9 @@ describe('idempotency screen', () => {
     assert.equal(refusesNewRecord(record({ expiresAtEpochSeconds: nowMs / 1000 - 1 }), nowMs), false, 'past its retention (TTL deletes lazily)');
     assert.equal(refusesNewRecord(record({ status: STATUS.inProgress, leaseUntilMs: nowMs + 1 }), nowMs), true, 'a live claim');
     assert.equal(refusesNewRecord(record({ status: STATUS.inProgress, leaseUntilMs: nowMs - 1 }), nowMs), false, 'an abandoned claim');
+    // Where DynamoDB's own comparison would decide otherwise: whole seconds, and a missing attribute
+    assert.equal(refusesNewRecord(record({ expiresAtEpochSeconds: nowMs / 1000 }), nowMs + 500), true, 'still within its last second, as :nowSeconds is whole');
+    assert.equal(refusesNewRecord(record({ status: STATUS.inProgress, leaseUntilMs: undefined }), nowMs), true, 'a claim without a lease is not writable');
   });
 
   it('the duplicate share is taken over a full window: a fresh sandbox needs enough duplicates first, and old ones age out', () => {
