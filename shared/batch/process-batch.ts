@@ -16,9 +16,11 @@ export interface ProcessBatchOptions {
    */
   readonly run: (record: SQSRecord, envelope: Envelope, signal: AbortSignal, followers: number) => Promise<Completion>;
   /**
-   * Called once with the batch's parsed envelopes before any record runs (the worker lets the
-   * idempotency store screen their records, see `IdempotencyStore.screen`). What it throws is
-   * ignored: screening only spares work. @default - none
+   * Called once per batch with the parsed envelopes of the records that wait for it (the worker lets
+   * the idempotency store screen their records, see `IdempotencyStore.screen`): every record but the
+   * heads of lanes that go on, which start at once. A screen costs a round trip; on a head that
+   * others wait behind it would lengthen the whole lane, where the other records' wait overlaps
+   * those heads' commits. What it throws is ignored: screening only spares work. @default - none
    */
   readonly screen?: (envelopes: readonly Envelope[]) => Promise<void>;
   /** Sends a record to the DLQ with its error; throws if it could not (the record is then retried). */
@@ -71,9 +73,10 @@ interface Unit {
 
 /**
  * The per-record pipeline of one SQS batch, free of Lambda and Middy:
- * parse → screen → collapse in-batch duplicates → lanes: records that share a resource, directly or
- * through other records, in one lane (one lane per message group on FIFO queues), lanes
- * concurrently up to a limit, records within a lane in order → deadline guard → run → classify.
+ * parse → lanes: records that share a resource, directly or through other records, in one lane (one
+ * lane per message group on FIFO queues), lanes concurrently up to a limit, records within a lane in
+ * order → screen (all but the heads of lanes that go on) → collapse in-batch duplicates → deadline
+ * guard → run → classify.
  * Resolves with one outcome per record, in input order; never throws.
  */
 export async function processBatch(records: readonly SQSRecord[], options: ProcessBatchOptions): Promise<RecordOutcome[]> {
@@ -171,12 +174,15 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
     return retry(unit, error);
   };
 
-  await options.screen?.(units.flatMap((unit) => (unit.envelope ? [unit.envelope] : []))).catch(() => undefined);
+  // The heads of lanes that go on (see `screen`).
+  const startAtOnce = new Set([...lanes.values()].flatMap((lane) => (lane.length > 1 ? [lane[0] as Unit] : [])));
+  const screening = options.screen?.(units.flatMap((unit) => (unit.envelope && !startAtOnce.has(unit) ? [unit.envelope] : []))).catch(() => undefined);
   const queue = [...lanes.values()];
   const worker = async () => {
     for (let lane = queue.shift(); lane; lane = queue.shift()) {
       let blocked = false;
       for (const [position, unit] of lane.entries()) {
+        if (!startAtOnce.has(unit)) await screening;
         const outcome = await runUnit(unit, blocked, lane.length - 1 - position);
         outcomes[unit.index] = outcome;
         if (fifo && outcome.status === 'retry') blocked = true;

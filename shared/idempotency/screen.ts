@@ -42,15 +42,22 @@ export async function readRecords(
  * The share of recent one-shot commits that met a duplicate, over the last `window` of them: a
  * sandbox screens its batches while it is at or above a bound, and stops once duplicates are rare
  * again (a screen costs a read and a round trip that a batch without duplicates never pays back).
+ *
+ * Until the window is full the share is taken over the commits seen, once there are `minimum` of
+ * them: the sandboxes Lambda adds in a retry storm are the ones meeting its duplicates, and a share
+ * over a full window would let each commit a tenth of a window's duplicates (each cancelling a
+ * group) before it screens.
  */
 export class DuplicateShare {
   readonly #outcomes: boolean[] = [];
   #duplicates = 0;
   #next = 0;
   readonly #window: number;
+  readonly #minimum: number;
 
-  constructor(window: number) {
+  constructor(window: number, minimum = window) {
     this.#window = window;
+    this.#minimum = Math.min(minimum, window);
   }
 
   /** Records one commit's outcome. */
@@ -65,8 +72,8 @@ export class DuplicateShare {
     if (duplicate) this.#duplicates += 1;
   }
 
-  /** Duplicates among the recorded outcomes, as a share of a full window (0 until any is recorded). */
+  /** Duplicates among the recorded outcomes, as a share of them (0 until `minimum` are recorded). */
   get share(): number {
-    return this.#duplicates / this.#window;
+    return this.#outcomes.length < this.#minimum ? 0 : this.#duplicates / this.#outcomes.length;
   }
 }

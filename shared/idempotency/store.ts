@@ -70,9 +70,9 @@ export interface IdempotencyStoreOptions {
    */
   readonly groupCommits?: boolean;
   /**
-   * With `groupCommits`: the share of this store's last 200 one-shot commits that met a duplicate
-   * (a completed record, a job in progress elsewhere or a reused key: a refused record Put) at or
-   * above which {@link IdempotencyStore.screen} reads a batch's records before its commits. A
+   * With `groupCommits`: the share of this store's last 200 one-shot commits (of those it has made,
+   * from its 20th on) that met a duplicate (a completed record, a job in progress elsewhere or a
+   * reused key: a refused record Put) at or above which {@link IdempotencyStore.screen} reads a batch's records before its commits. A
    * duplicate in a group commit cancels the whole group, and its companions are sent again: one
    * consistent `BatchGetItem` then costs less than the cancelled writes and the round trip they
    * add (a producer's retry storm, redeliveries after an outage). Below it, a batch pays no read.
@@ -86,8 +86,9 @@ export interface IdempotencyStoreOptions {
 
 const defaults = { retentionSeconds: 35 * 24 * 3600, leaseMs: 30_000, groupCommits: true, screenAboveDuplicateShare: 0.05, nowMs: Date.now };
 
-/** How many recent one-shot commits the duplicate share is taken over. */
+/** How many recent one-shot commits the duplicate share is taken over, and how many it needs at least. */
 const DUPLICATE_WINDOW = 200;
+const DUPLICATE_MINIMUM = 20;
 
 /**
  * The idempotency and lock persistence layer on the control table. Every method is one
@@ -101,7 +102,7 @@ export class IdempotencyStore {
   readonly #retentionSeconds: number;
   readonly #nowMs: () => number;
   readonly #group: GroupCommit | undefined;
-  readonly #duplicates = new DuplicateShare(DUPLICATE_WINDOW);
+  readonly #duplicates = new DuplicateShare(DUPLICATE_WINDOW, DUPLICATE_MINIMUM);
   readonly #screenAbove: number;
 
   constructor(options: IdempotencyStoreOptions) {

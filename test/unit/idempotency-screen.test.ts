@@ -20,15 +20,20 @@ describe('idempotency screen', () => {
     assert.equal(refusesNewRecord(record({ status: STATUS.inProgress, leaseUntilMs: undefined }), nowMs), true, 'a claim without a lease is not writable');
   });
 
-  it('the duplicate share is taken over a full window: a fresh sandbox needs enough duplicates first, and old ones age out', () => {
-    const share = new DuplicateShare(10);
+  it('the duplicate share is taken over the last window of commits, and over those seen once there are enough: a fresh sandbox screens without waiting for a full window', () => {
+    const share = new DuplicateShare(10, 4);
     share.add(true);
-    assert.equal(share.share, 0.1, 'one in a window of ten, however few were recorded');
-    for (let i = 0; i < 9; i += 1) share.add(false);
-    assert.equal(share.share, 0.1);
+    assert.equal(share.share, 0, 'too few commits to tell');
+    for (let i = 0; i < 3; i += 1) share.add(false);
+    assert.equal(share.share, 0.25, 'one in the four seen');
+    for (let i = 0; i < 6; i += 1) share.add(false);
+    assert.equal(share.share, 0.1, 'one in a full window of ten');
     share.add(false);
     assert.equal(share.share, 0, 'the duplicate aged out');
     for (let i = 0; i < 25; i += 1) share.add(i % 5 === 0);
     assert.equal(share.share, 0.2);
+    const whole = new DuplicateShare(10);
+    whole.add(true);
+    assert.equal(whole.share, 0, 'without a minimum, a full window is needed');
   });
 });

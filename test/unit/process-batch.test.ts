@@ -84,22 +84,32 @@ describe('processBatch', () => {
     assert.deepEqual(seen.sort(), ['a:1:2', 'a:3:1', 'a:5:0', 'b:2:1', 'b:6:0', 'c:4:0']);
   });
 
-  it('screens the parsed envelopes once, before any record runs; a screen that throws only spares nothing', async () => {
+  it('screens once, the records that wait for it: the head of a lane that goes on starts at once, every other record after the screen; a screen that throws only spares nothing', async () => {
     const events: string[] = [];
-    const records = [jobRecord({ resourceId: 'a', idempotencyKey: 'k1' }), sqsRecord('not json'), jobRecord({ resourceId: 'b', idempotencyKey: 'k2' })];
+    // Lane a goes on (k1, then k3); lane b ends with k2; the unparseable record has no envelope.
+    const records = [
+      jobRecord({ resourceId: 'a', idempotencyKey: 'k1' }), sqsRecord('not json'), jobRecord({ resourceId: 'b', idempotencyKey: 'k2' }),
+      jobRecord({ resourceId: 'a', idempotencyKey: 'k3' }),
+    ];
     const { options } = harness({
-      screen: async (envelopes) => void events.push(`screen ${envelopes.map((e) => e.idempotencyKey).join(',')}`),
+      screen: async (envelopes) => {
+        events.push(`screen ${envelopes.map((e) => e.idempotencyKey).join(',')}`);
+        await sleep(20);
+        events.push('screened');
+      },
       run: async (_r, envelope) => {
         events.push(`run ${envelope.idempotencyKey}`);
         return { kind: 'committed', result: null };
       },
     });
     await processBatch(records, options);
-    assert.deepEqual(events.slice(0, 1), ['screen k1,k2']);
-    assert.deepEqual(events.slice(1).sort(), ['run k1', 'run k2']);
+    assert.equal(events[0], 'screen k2,k3', 'one screen, of the records that wait for it');
+    assert.equal(events[1], 'run k1', 'the head of the lane that goes on did not wait');
+    assert.equal(events[2], 'screened');
+    assert.deepEqual(events.slice(3).sort(), ['run k2', 'run k3']);
 
     const { options: throwing } = harness({ screen: async () => { throw new Error('read failed'); } });
-    const outcomes = await processBatch([jobRecord({ resourceId: 'a', idempotencyKey: 'k3' })], throwing);
+    const outcomes = await processBatch([jobRecord({ resourceId: 'a', idempotencyKey: 'k4' })], throwing);
     assert.deepEqual(outcomes.map((o) => o.status), ['processed']);
   });
 
