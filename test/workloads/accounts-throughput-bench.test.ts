@@ -83,6 +83,22 @@ describe('throughput bench: the variants, the driver, the crash-after-effect', (
     }
   });
 
+  it('warms the sandboxes with traffic of their own first: what the run reports is the measured traffic alone', async () => {
+    // GIVEN 24 warm-up records (4 of them duplicates) on accounts and keys of their own
+    const warmUp = creditTraffic({ credits: 20, accounts: 5, duplicates: 4, seed: 8, namespace: 'warm-up' });
+    assert.ok(warmUp.bodies.every((body) => !traffic.bodies.includes(body)) && [...warmUp.expected.keys()].every((account) => !traffic.expected.has(account)));
+    // WHEN the bare handler takes them, then the 70 measured records
+    const bare = await runVariant({
+      variant: 'bare', traffic, warmUp, dynamodb, sqs, prefix: `tp${(run += 1)}`, batchSize: 10, concurrency: 2, timeoutMs: 5_000, crashRate: 0, maxRunMs: 120_000,
+    });
+    // THEN every warm-up record went through the sandboxes, and none is counted: the requests are
+    // the measured records' own (its duplicates over-applied on the measured accounts only)
+    assert.equal(bare.warmUpRecords, 24);
+    assert.equal(bare.records, 70);
+    assert.deepEqual(bare.requests, { UpdateItemCommand: 70 + bare.redeliveries }, JSON.stringify(bare));
+    assert.ok(bare.overApplied >= duplicatedUnits && bare.lost === 0, JSON.stringify(bare));
+  });
+
   it('kills sandboxes right after the effect: ballast applies every credit exactly once, the bare handler does not', async () => {
     // WHEN a fifth of the state-table writes are followed by the sandbox's death
     const ballast = await drive('ballast', 0.2);

@@ -17,6 +17,12 @@ export interface BenchOptions {
   readonly imports: number;
   readonly seed: number;
   /**
+   * Credits each run's sandboxes take first, on accounts of their own and with the same share of
+   * producer duplicates, before the measured traffic (not in the crash runs): records/s and CPU
+   * are a warm sandbox's. 0 measures sandboxes as they start, JIT compilation and all.
+   */
+  readonly warmUp: number;
+  /**
    * What the variants write to: `service`, DynamoDB Local behind the fault proxy's emulation of the
    * service's transaction conflicts (two transactions on one item at once: the later is cancelled),
    * or `local`, DynamoDB Local as it is (it runs them one after the other).
@@ -78,6 +84,9 @@ const NAMES = Object.keys(VARIANTS) as VariantName[];
  */
 export async function runThroughputBench(options: BenchOptions, log: (line: string) => void): Promise<BenchReport> {
   const traffic = creditTraffic({ credits: options.credits, accounts: options.accounts, duplicates: options.duplicates, seed: options.seed });
+  const warmUp = options.warmUp === 0 ? undefined : creditTraffic({
+    credits: options.warmUp, accounts: options.accounts, duplicates: Math.round((options.warmUp * options.duplicates) / options.credits), seed: options.seed + 1, namespace: 'warm-up',
+  });
   const dynamodb = await startDynamoDb();
   const sqs = await startSqs();
   const service: DynamoDbFaultProxy | undefined = options.dynamodb === 'service'
@@ -87,13 +96,14 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
   log(service
     ? `DynamoDB as the service behaves: the variants reach it through ${service.endpoint}, which cancels a transaction meeting another one in progress on an item`
     : 'DynamoDB as DynamoDB Local behaves: overlapping transactions on one item run one after the other, none conflicts');
-  log(`traffic: ${traffic.bodies.length} records (${options.credits} credits over ${options.accounts} accounts + ${options.duplicates} producer duplicates), batches of ${options.batchSize}, ${options.concurrency} concurrent invocations`);
+  log(`traffic: ${traffic.bodies.length} records (${options.credits} credits over ${options.accounts} accounts + ${options.duplicates} producer duplicates), batches of ${options.batchSize}, ${options.concurrency} concurrent invocations`
+    + `${warmUp ? `, after ${warmUp.bodies.length} warm-up records in the same sandboxes` : ', on sandboxes that start cold'}`);
   let run = 0;
   const once = async (variant: VariantName, crashRate: number, label: string) => {
     run += 1;
     const result = await runVariant({
       variant, traffic, dynamodb, service, sqs, prefix: `bench${run}`, batchSize: options.batchSize, concurrency: options.concurrency,
-      timeoutMs: 6_000, crashRate, maxRunMs: 600_000,
+      timeoutMs: 6_000, crashRate, maxRunMs: 600_000, warmUp: crashRate === 0 ? warmUp : undefined,
     });
     log(`${label.padEnd(10)} ${variant.padEnd(12)} ${result.recordsPerSecond.toFixed(0).padStart(5)} records/s  ${result.cpuMsPerRecord.toFixed(2)} CPU ms/record  `
       + `${result.requestsPerRecord.toFixed(2)} requests/record  ${result.itemWritesPerRecord.toFixed(2)} item writes/record (${result.refusedItemWritesPerRecord.toFixed(2)} refused)  `

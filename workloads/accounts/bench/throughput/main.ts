@@ -22,6 +22,8 @@ const HELP = `npm run bench:throughput -- [flags]
   --batch-size N     records per invocation (default 10)
   --concurrency N    invocations at once, the mapping's maximum concurrency (default 4)
   --rounds N         measured rounds, every variant once per round, order rotated (default 5)
+  --warm-up N        credits each run's sandboxes take first, on accounts of their own, before the
+                     measured traffic (default 2000; 0: measure sandboxes as they start)
   --crash-rate R     per effect: the sandbox dies right after its state-table write, in the crash run (default 0.02)
   --imports N        cold imports per bundle, the bundles alternating (default 21)
   --seed N           traffic seed (default 1)
@@ -38,6 +40,7 @@ const flags = scriptFlags({
     'batch-size': { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '4' },
     rounds: { type: 'string', default: '5' },
+    'warm-up': { type: 'string', default: '2000' },
     'crash-rate': { type: 'string', default: '0.02' },
     imports: { type: 'string', default: '21' },
     seed: { type: 'string', default: '1' },
@@ -53,6 +56,7 @@ const options: BenchOptions = {
   batchSize: number('batch-size', 1, 10),
   concurrency: number('concurrency', 1, 64),
   rounds: number('rounds', 1, 50),
+  warmUp: number('warm-up', 0, 1_000_000),
   crashRate: number('crash-rate', 0, 0.5, false),
   imports: number('imports', 1, 200),
   seed: number('seed', 0, 2 ** 31),

@@ -18,6 +18,7 @@ export function renderReport(report: BenchReport): string {
     `${options.credits + options.duplicates} records (${options.credits} credits over ${options.accounts} accounts + ${options.duplicates} producer duplicates), `
       + `batches of ${options.batchSize}, ${options.concurrency} concurrent invocations, one DynamoDB Local `
       + `${options.dynamodb === 'service' ? "behind the emulation of the service's transaction conflicts (`--dynamodb service`)" : 'as it is, where no transaction conflicts (`--dynamodb local`)'}; `
+      + `${options.warmUp ? `each run's sandboxes warmed by ${options.warmUp} credits of their own first (\`--warm-up\`)` : 'sandboxes measured as they start (`--warm-up 0`)'}; `
       + `median of ${options.rounds} rounds (${report.machine}).`,
     '',
     `| variant | records/s | DynamoDB requests/record | item writes/record (refused or cancelled) | round trips in series/batch | conflicts / redeliveries per 100 records | p50 / p99 ms | CPU ms/record | log bytes/record | over-applied | over-applied, ${crashPercent} crashes |`,

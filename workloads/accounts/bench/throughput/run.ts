@@ -34,12 +34,22 @@ export interface RunOptions {
   readonly crashRate: number;
   /** The run fails past this. */
   readonly maxRunMs: number;
+  /**
+   * Traffic the sandboxes take before the measured traffic, through the same queue and mapping, on
+   * accounts and keys of its own. The run then measures warm sandboxes, as a Lambda function's are
+   * once it has run a while: a fresh sandbox runs its first few hundred records largely in V8's
+   * interpreter while the JIT compiles the hot paths (on other threads of the process), a cost the
+   * run would otherwise charge to every record. @default - none: the sandboxes start cold
+   */
+  readonly warmUp?: CreditTraffic;
 }
 
 /** What one variant did with the traffic. */
 export interface RunResult {
   readonly variant: VariantName;
   readonly records: number;
+  /** Records of the warm-up traffic the sandboxes took before the measured ones (none measured). */
+  readonly warmUpRecords: number;
   readonly elapsedMs: number;
   readonly recordsPerSecond: number;
   /** Requests sent to DynamoDB, by command. */
@@ -90,11 +100,6 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   }));
   const queueUrl = queue.QueueUrl as string;
   const { bodies } = options.traffic;
-  for (let start = 0; start < bodies.length; start += 10) {
-    await sqs.send(new SendMessageBatchCommand({
-      QueueUrl: queueUrl, Entries: bodies.slice(start, start + 10).map((body, i) => ({ Id: String(i), MessageBody: body })),
-    }));
-  }
 
   const requests: Record<string, number> = {};
   let cpuMicros = 0;
@@ -140,14 +145,41 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     onOutput: (line) => void (logBytes += line.length + 1),
   });
 
-  // Warm every sandbox first: cold starts are measured on their own (bundles.ts), not here. Their
-  // reports arrive on the channel a turn later, so wait for them before zeroing the counters.
+  // Start every sandbox first (cold starts are measured on their own, in bundles.ts), then let them
+  // take the warm-up traffic. Their reports arrive on the channel a turn later: the counters are
+  // zeroed after the measured traffic is sent.
   await Promise.allSettled(Array.from({ length: options.concurrency }, () => runtime.invoke({ Records: [] })));
+  const arn = await queueArn(sqs, queueUrl);
+  const mapping = (handler: (event: SQSEvent, context: Context) => Promise<unknown>) => startSqsEventSource({
+    sqs, queueUrl, queueArn: arn, handler, functionName: `bench-${options.variant}`,
+    functionTimeoutMs: options.timeoutMs, initPhaseLimitMs: INIT_PHASE_LIMIT_MS, batchSize: options.batchSize, maximumConcurrency: options.concurrency,
+    onError: () => undefined,
+  });
+  const drained = async (source: ReturnType<typeof mapping>, startedMs: number) => {
+    try {
+      while (queueDepth(options.sqs, `${options.prefix}-jobs`) > 0) {
+        if (performance.now() - startedMs > options.maxRunMs) throw new Error(`${options.variant}: ${queueDepth(options.sqs, `${options.prefix}-jobs`)} messages still queued after ${options.maxRunMs} ms`);
+        await delay(20);
+      }
+    } finally {
+      await source.stop();
+    }
+  };
+  const warmedUp = new Set<string>();
+  if (options.warmUp) {
+    await sendAll(sqs, queueUrl, options.warmUp.bodies);
+    await drained(mapping((event, context) => {
+      for (const record of event.Records) warmedUp.add(record.messageId);
+      return runtime.handler(event, context);
+    }), performance.now());
+  }
+  await sendAll(sqs, queueUrl, bodies);
   await delay(50);
   for (const key of Object.keys(requests)) delete requests[key];
   cpuMicros = 0;
   writes = { asked: 0, refused: 0 };
   series = { roundTrips: 0, reports: 0 };
+  crashes = 0;
   logBytes = 0;
 
   const conflictsBefore = total(options.service?.conflicts() ?? {});
@@ -169,18 +201,9 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     return response;
   };
   const startedMs = performance.now();
-  const source = startSqsEventSource({
-    sqs, queueUrl, queueArn: await queueArn(sqs, queueUrl), handler, functionName: `bench-${options.variant}`,
-    functionTimeoutMs: options.timeoutMs, initPhaseLimitMs: INIT_PHASE_LIMIT_MS, batchSize: options.batchSize, maximumConcurrency: options.concurrency,
-    onError: () => undefined,
-  });
   try {
-    while (queueDepth(options.sqs, `${options.prefix}-jobs`) > 0) {
-      if (performance.now() - startedMs > options.maxRunMs) throw new Error(`${options.variant}: ${queueDepth(options.sqs, `${options.prefix}-jobs`)} messages still queued after ${options.maxRunMs} ms`);
-      await delay(20);
-    }
+    await drained(mapping(handler), startedMs);
   } finally {
-    await source.stop();
     await runtime.stop();
     channel.close();
   }
@@ -207,7 +230,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   const records = bodies.length;
   latencies.sort((a, b) => a - b);
   return {
-    variant: options.variant, records, elapsedMs, recordsPerSecond: records / (elapsedMs / 1000),
+    variant: options.variant, records, warmUpRecords: warmedUp.size, elapsedMs, recordsPerSecond: records / (elapsedMs / 1000),
     requests, requestsPerRecord: total(requests) / records,
     latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
     cpuMsPerRecord: cpuMicros / 1000 / records,
@@ -216,6 +239,14 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     invocations, crashes, redeliveries, conflicts, deadLettered, overApplied, lost,
     logBytesPerRecord: logBytes / records,
   };
+}
+
+async function sendAll(sqs: SQSClient, queueUrl: string, bodies: readonly string[]): Promise<void> {
+  for (let start = 0; start < bodies.length; start += 10) {
+    await sqs.send(new SendMessageBatchCommand({
+      QueueUrl: queueUrl, Entries: bodies.slice(start, start + 10).map((body, i) => ({ Id: String(i), MessageBody: body })),
+    }));
+  }
 }
 
 async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {

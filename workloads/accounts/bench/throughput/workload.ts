@@ -12,16 +12,18 @@ export interface CreditTraffic {
 
 /**
  * `credits` `account.credit` jobs of 1–9 units over `accounts` accounts, then `duplicates` of them
- * sent again (a producer retrying after a lost acknowledgement), shuffled in.
+ * sent again (a producer retrying after a lost acknowledgement), shuffled in. Accounts and
+ * idempotency keys start with `namespace` (default `bench`), so two traffics never share either.
  */
-export function creditTraffic(options: { credits: number; accounts: number; duplicates: number; seed: number }): CreditTraffic {
+export function creditTraffic(options: { credits: number; accounts: number; duplicates: number; seed: number; namespace?: string }): CreditTraffic {
+  const namespace = options.namespace ?? 'bench';
   const random = seededRandom(options.seed);
   const expected = new Map<string, number>();
   const envelopes: Envelope[] = [];
   for (let i = 0; i < options.credits; i += 1) {
-    const resourceId = `bench-${Math.floor(random() * options.accounts)}`;
+    const resourceId = `${namespace}-${Math.floor(random() * options.accounts)}`;
     const amount = 1 + Math.floor(random() * 9);
-    envelopes.push(createEnvelope({ type: JOB_TYPES.credit, resourceId, payload: { amount }, idempotencyKey: `credit-${options.seed}-${i}` }));
+    envelopes.push(createEnvelope({ type: JOB_TYPES.credit, resourceId, payload: { amount }, idempotencyKey: `${namespace}-credit-${options.seed}-${i}` }));
     expected.set(resourceId, (expected.get(resourceId) ?? 0) + amount);
   }
   const bodies = envelopes.map((envelope) => JSON.stringify(envelope));
