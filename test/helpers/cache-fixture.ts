@@ -21,8 +21,10 @@ import { createBallastTables } from './tables.ts';
 /** A document client on its own DynamoDB client, whose requests are counted and can be held. */
 export interface ObservedDocuments {
   readonly documents: DynamoDBDocumentClient;
-  /** Requests that reached DynamoDB so far. */
+  /** Requests sent so far (one may not have reached DynamoDB yet). */
   requests(): number;
+  /** Requests DynamoDB has answered so far (their responses may still be held). */
+  answered(): number;
   /** From now on, responses (already served by DynamoDB) wait until the returned function is called. */
   holdResponses(): () => void;
 }
@@ -66,16 +68,19 @@ export function useCacheFixture() {
       const client = new DynamoDBClient({});
       dynamoClients.push(client);
       let count = 0;
+      let answered = 0;
       let gate: Promise<void> | undefined;
       client.middlewareStack.add((next) => async (args) => {
         count += 1;
         const result = await next(args);
+        answered += 1;
         if (gate) await gate;
         return result;
       }, { step: 'finalizeRequest', name: 'observeRequests' });
       return {
         documents: DynamoDBDocumentClient.from(client),
         requests: () => count,
+        answered: () => answered,
         holdResponses() {
           let release = () => {};
           gate = new Promise<void>((resolve) => (release = resolve));
