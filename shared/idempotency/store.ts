@@ -72,7 +72,8 @@ export interface IdempotencyStoreOptions {
   /**
    * With `groupCommits`: the share of this store's last 200 one-shot commits (of those it has made,
    * from its 20th on) that met a duplicate (a completed record, a job in progress elsewhere or a
-   * reused key: a refused record Put) at or above which {@link IdempotencyStore.screen} reads a batch's records before its commits. A
+   * reused key: a refused record Put) at or above which {@link IdempotencyStore.screen} reads a
+   * batch's records before its commits. A
    * duplicate in a group commit cancels the whole group, and its companions are sent again: one
    * consistent `BatchGetItem` then costs less than the cancelled writes and the round trip they
    * add (a producer's retry storm, redeliveries after an outage). Below it, a batch pays no read.

@@ -165,13 +165,20 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
       await source.stop();
     }
   };
+  const stopSandboxes = async () => {
+    await runtime.stop();
+    channel.close();
+  };
   const warmedUp = new Set<string>();
   if (options.warmUp) {
     await sendAll(sqs, queueUrl, options.warmUp.bodies);
     await drained(mapping((event, context) => {
       for (const record of event.Records) warmedUp.add(record.messageId);
       return runtime.handler(event, context);
-    }), performance.now());
+    }), performance.now()).catch(async (error: unknown) => {
+      await stopSandboxes();
+      throw error;
+    });
   }
   await sendAll(sqs, queueUrl, bodies);
   await delay(50);
@@ -204,8 +211,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   try {
     await drained(mapping(handler), startedMs);
   } finally {
-    await runtime.stop();
-    channel.close();
+    await stopSandboxes();
   }
   const elapsedMs = performance.now() - startedMs;
   const conflicts = total(options.service?.conflicts() ?? {}) - conflictsBefore;
