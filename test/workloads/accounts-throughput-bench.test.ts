@@ -76,8 +76,21 @@ describe('throughput bench: the variants, the driver, the crash-after-effect', (
     // (each producer duplicate is refused: the transaction's record and account, Powertools' record)
     assert.ok(transaction.refusedItemWritesPerRecord * 70 >= 2 * 10 && powertools.refusedItemWritesPerRecord * 70 >= 10, JSON.stringify({ transaction, powertools }));
     assert.ok(ballast.refusedItemWritesPerRecord * 70 >= 2 * 10, JSON.stringify(ballast));
-    // AND every record was settled, each latency measured
+    // AND the capacity units are the service's bill for those writes: a write unit per item under
+    // 1 KB, twice in a transaction (the record and the account once per credit, for the transaction
+    // and ballast; Powertools' three writes, and each of its refused Puts, since a failed condition
+    // is billed); a cancelled transaction's units kept apart, twice its items
+    const units = (result: typeof bare, kind: 'write' | 'cancelledWrite') => Math.round(result.capacityUnitsPerRecord[kind] * result.records);
+    const refused = (result: typeof bare) => Math.round(result.refusedItemWritesPerRecord * result.records);
+    assert.deepEqual([units(transaction, 'write'), units(ballast, 'write'), units(powertools, 'write'), units(bare, 'write')],
+      [4 * 60, 4 * 60, 3 * 60 + refused(powertools), written(bare)], JSON.stringify({ transaction, ballast, powertools, bare }));
+    assert.deepEqual([units(transaction, 'cancelledWrite'), units(ballast, 'cancelledWrite'), units(powertools, 'cancelledWrite')], [2 * refused(transaction), 2 * refused(ballast), 0]);
+    // (only ballast reads: its screening's BatchGetItem, when a sandbox met duplicates often enough)
+    assert.deepEqual([bare, transaction, powertools].map((result) => result.capacityUnitsPerRecord.read), [0, 0, 0]);
+    assert.equal(ballast.capacityUnitsPerRecord.read > 0, (ballast.requests.BatchGetItemCommand ?? 0) > 0, JSON.stringify(ballast));
+    // AND every record was settled, each latency measured, each invocation's duration billed
     for (const result of [bare, transaction, ballast, powertools]) {
+      assert.ok(result.billedMsPerRecord * result.records >= result.invocations, `at least a millisecond per invocation: ${JSON.stringify(result)}`);
       assert.equal(result.records, 70);
       assert.ok(result.cpuMsPerRecord > 0 && result.latencyMs.p99 >= result.latencyMs.p50, JSON.stringify(result));
     }

@@ -1,6 +1,7 @@
 import { cpus } from 'node:os';
 import { startDynamoDb, startSqs } from '../../../../local/engines/index.ts';
 import { startDynamoDbFaultProxy, type DynamoDbFaultProxy } from '../../../../local/faults/index.ts';
+import { billPerMillionRecords, FUNCTION_MEMORY_MB, type Bill } from './bill.ts';
 import { coldImportRatio, measureBundles, median, type BundleMeasure } from './bundles.ts';
 import { runVariant, type RunResult } from './run.ts';
 import { VARIANTS, type VariantName } from './variants/index.ts';
@@ -52,6 +53,11 @@ export interface VariantSummary {
   /** Requests refused for meeting a transaction in progress, per record. */
   readonly conflictsPerRecord: number;
   readonly redeliveriesPerRecord: number;
+  /** Invocations' billed milliseconds per record, as measured here (see `RunResult`). */
+  readonly billedMsPerRecord: number;
+  readonly capacityUnitsPerRecord: RunResult['capacityUnitsPerRecord'];
+  /** Dollars per million records at list prices (`bill.ts`), from the medians above. */
+  readonly bill: Bill;
   /** The crash run. */
   readonly crash: RunResult;
 }
@@ -133,6 +139,12 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
   const summaries = NAMES.map((variant): VariantSummary => {
     const runs = of(variant);
     const commands = [...new Set(runs.flatMap((r) => Object.keys(r.requests)))].sort();
+    const capacityUnitsPerRecord = {
+      read: median(runs.map((r) => r.capacityUnitsPerRecord.read)),
+      write: median(runs.map((r) => r.capacityUnitsPerRecord.write)),
+      cancelledWrite: median(runs.map((r) => r.capacityUnitsPerRecord.cancelledWrite)),
+    };
+    const billedMsPerRecord = median(runs.map((r) => r.billedMsPerRecord));
     return {
       variant,
       recordsPerSecond: median(runs.map((r) => r.recordsPerSecond)),
@@ -149,6 +161,12 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
       lost: Math.max(...runs.map((r) => r.lost)),
       conflictsPerRecord: median(runs.map((r) => r.conflicts / r.records)),
       redeliveriesPerRecord: median(runs.map((r) => r.redeliveries / r.records)),
+      billedMsPerRecord,
+      capacityUnitsPerRecord,
+      bill: billPerMillionRecords({
+        lambdaMsPerRecord: billedMsPerRecord, invocationsPerRecord: median(runs.map((r) => r.invocations / r.records)),
+        readUnitsPerRecord: capacityUnitsPerRecord.read, writeUnitsPerRecord: capacityUnitsPerRecord.write, cancelledWriteUnitsPerRecord: capacityUnitsPerRecord.cancelledWrite,
+      }, FUNCTION_MEMORY_MB),
       crash: crashes.get(variant) as RunResult,
     };
   });

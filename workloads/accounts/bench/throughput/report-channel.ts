@@ -8,6 +8,10 @@ export interface InvocationReport {
   readonly itemWrites: number;
   readonly refusedItemWrites: number;
   readonly crashed: boolean;
+  /** The invocation's duration as Lambda bills it: milliseconds, rounded up. */
+  readonly billedMs: number;
+  /** Capacity units the requests cost (`capacityOf`); a cancelled transaction's apart, as `cancelledWrite`. */
+  readonly capacityUnits: { readonly read: number; readonly write: number; readonly cancelledWrite: number };
 }
 
 /** The BroadcastChannel sandboxes report on (worker threads of the bench's own process). */

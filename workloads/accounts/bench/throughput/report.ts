@@ -1,5 +1,6 @@
 import { VARIANT_LABELS } from './variants/index.ts';
 import type { BenchReport, Target } from './bench.ts';
+import { FUNCTION_MEMORY_MB } from './bill.ts';
 
 const fixed = (value: number, digits: number) => value.toFixed(digits);
 
@@ -26,6 +27,16 @@ export function renderReport(report: BenchReport): string {
     ...report.summaries.map((s) => `| ${VARIANT_LABELS[s.variant]} | ${fixed(s.recordsPerSecond, 0)} | ${fixed(s.requestsPerRecord, 2)} (${Object.entries(s.requestsByCommand)
       .map(([command, n]) => `${command} ${fixed(n, 2)}`).join(', ')}) | ${fixed(s.itemWritesPerRecord, 2)} (${fixed(s.refusedItemWritesPerRecord, 2)}) | ${fixed(s.roundTripsInSeries, 2)} | ${fixed(s.conflictsPerRecord * 100, 1)} / ${fixed(s.redeliveriesPerRecord * 100, 1)} | ${fixed(s.p50Ms, 0)} / ${fixed(s.p99Ms, 0)} | ${fixed(s.cpuMsPerRecord, 2)} | ${fixed(s.logBytesPerRecord, 0)} | `
       + `${s.overApplied}${s.lost ? ` (lost ${s.lost})` : ''} | ${s.crash.overApplied}${s.crash.lost ? ` (lost ${s.crash.lost})` : ''} (${s.crash.crashes} crashes) |`),
+    '',
+    `What AWS would bill for a million such records (\`bill.ts\`: on-demand list prices, us-east-1, Lambda on Arm at ${FUNCTION_MEMORY_MB} MB; SQS left out, the same for every variant). `
+      + 'DynamoDB\'s units are each request\'s cost by the service\'s billing rules, read from the request as sent (`capacity.ts`; a failed condition is billed too); '
+      + 'Lambda\'s milliseconds are the invocations\' durations on this shared machine, longer than on AWS.',
+    '',
+    '| variant | Lambda ms/record (billed) | DynamoDB read / write units per record | write units of cancelled transactions per record | $ per million records: Lambda + DynamoDB = total | $ if cancelled transactions are billed |',
+    '|---|---|---|---|---|---|',
+    ...report.summaries.map((s) => `| ${VARIANT_LABELS[s.variant]} | ${fixed(s.billedMsPerRecord, 1)} | ${fixed(s.capacityUnitsPerRecord.read, 2)} / ${fixed(s.capacityUnitsPerRecord.write, 2)} `
+      + `| ${fixed(s.capacityUnitsPerRecord.cancelledWrite, 2)} | ${fixed(s.bill.lambda, 2)} + ${fixed(s.bill.dynamodb, 2)} = ${fixed(s.bill.lambda + s.bill.dynamodb, 2)} `
+      + `| ${fixed(s.bill.lambda + s.bill.dynamodb + s.bill.cancelled, 2)} |`),
     '',
     '| bundle (esbuild as the stack builds it) | index.mjs | of which tracing (API + shared/tracing) | source map | cold import | with `--enable-source-maps` |',
     '|---|---|---|---|---|---|',

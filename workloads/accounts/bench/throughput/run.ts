@@ -9,6 +9,7 @@ import { FunctionRuntime, INIT_PHASE_LIMIT_MS } from '../../../../local/lambda/f
 import { startSqsEventSource } from '../../../../local/lambda/sqs-event-source.ts';
 import { FUNCTION_TIMEOUT_ENV } from '../../../../shared/aws/index.ts';
 import { CONTROL_TABLE, STATE_TABLE } from '../../../../shared/tables/index.ts';
+import { FUNCTION_MEMORY_MB } from './bill.ts';
 import { REPORT_CHANNEL, type InvocationReport } from './report-channel.ts';
 import type { VariantName } from './variants/index.ts';
 import type { CreditTraffic } from './workload.ts';
@@ -76,6 +77,10 @@ export interface RunResult {
   readonly lost: number;
   /** Lines and bytes the sandboxes wrote (logs and EMF metrics), per record. */
   readonly logBytesPerRecord: number;
+  /** Invocations' durations as Lambda bills them (ms, rounded up each), per record: on this shared machine, not AWS's. */
+  readonly billedMsPerRecord: number;
+  /** DynamoDB capacity units per record by the service's rules (`capacityOf`); the cancelled transactions' apart, as `cancelledWrite`. */
+  readonly capacityUnitsPerRecord: { readonly read: number; readonly write: number; readonly cancelledWrite: number };
 }
 
 const MAX_RECEIVE_COUNT = 10;
@@ -106,6 +111,8 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   let writes = { asked: 0, refused: 0 };
   let series = { roundTrips: 0, reports: 0 };
   let crashes = 0;
+  let billedMs = 0;
+  let units = { read: 0, write: 0, cancelledWrite: 0 };
   const channel = new BroadcastChannel(REPORT_CHANNEL);
   channel.onmessage = (message: unknown) => {
     const report = (message as { data: InvocationReport }).data;
@@ -115,6 +122,10 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     // Only invocations that sent something: a warm-up's late report must not pull the mean down.
     if (report.roundTripsInSeries > 0) series = { roundTrips: series.roundTrips + report.roundTripsInSeries, reports: series.reports + 1 };
     if (report.crashed) crashes += 1;
+    billedMs += report.billedMs;
+    units = {
+      read: units.read + report.capacityUnits.read, write: units.write + report.capacityUnits.write, cancelledWrite: units.cancelledWrite + report.capacityUnits.cancelledWrite,
+    };
   };
   let logBytes = 0;
   const runtime = new FunctionRuntime({
@@ -128,7 +139,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
       BALLAST_CACHE_URL: '',
       AWS_LAMBDA_FUNCTION_NAME: `bench-${options.variant}`,
       AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(FUNCTION_MEMORY_MB),
       [FUNCTION_TIMEOUT_ENV]: String(options.timeoutMs),
       STATE_TABLE_NAME: tables.state,
       CONTROL_TABLE_NAME: tables.control,
@@ -188,6 +199,8 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   series = { roundTrips: 0, reports: 0 };
   crashes = 0;
   logBytes = 0;
+  billedMs = 0;
+  units = { read: 0, write: 0, cancelledWrite: 0 };
 
   const conflictsBefore = total(options.service?.conflicts() ?? {});
   const firstStart = new Map<string, number>();
@@ -244,6 +257,8 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     itemWritesPerRecord: writes.asked / records, refusedItemWritesPerRecord: writes.refused / records,
     invocations, crashes, redeliveries, conflicts, deadLettered, overApplied, lost,
     logBytesPerRecord: logBytes / records,
+    billedMsPerRecord: billedMs / records,
+    capacityUnitsPerRecord: { read: units.read / records, write: units.write / records, cancelledWrite: units.cancelledWrite / records },
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * The Lambda entry the throughput bench runs in each sandbox: the chosen variant (BENCH_VARIANT)
  * on clients the bench can see into. Every DynamoDB request is counted by command, with its item
- * writes (and whether DynamoDB refused them), each invocation's thread CPU is measured, and with
+ * writes (and whether DynamoDB refused them) and the capacity units it costs (`capacity.ts`), each
+ * invocation's thread CPU and duration are measured, and with
  * BENCH_CRASH_RATE a write that touched the state table (the business effect) kills the sandbox
  * right after DynamoDB accepted it, before anything else the handler would do — the
  * crash-after-effect the idempotency layers must survive.
@@ -14,6 +15,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { awsClientConfig } from '../../../../shared/aws/index.ts';
 import { REPORT_CHANNEL, type InvocationReport } from './report-channel.ts';
+import { capacityOf, type CapacityUnits } from './capacity.ts';
 import { itemWritesOf } from './item-writes.ts';
 import { roundTripsInSeries, type RequestSpan } from './round-trips.ts';
 import { VARIANTS, type VariantName } from './variants/index.ts';
@@ -29,16 +31,21 @@ let requests: Record<string, number> = {};
 let spans: RequestSpan[] = [];
 let itemWrites = 0;
 let refusedItemWrites = 0;
+let units = { read: 0, write: 0, cancelledWrite: 0 };
 let cpuStart = process.threadCpuUsage();
+let startedMs = performance.now();
 const flush = (crashed: boolean) => {
   const cpu = process.threadCpuUsage(cpuStart);
   channel.postMessage({
     requests, cpuMicros: cpu.user + cpu.system, roundTripsInSeries: roundTripsInSeries(spans), itemWrites, refusedItemWrites, crashed,
+    // Lambda bills each invocation by the millisecond, rounded up (a crashed one up to its crash).
+    billedMs: Math.ceil(performance.now() - startedMs), capacityUnits: units,
   } satisfies InvocationReport);
   requests = {};
   spans = [];
   itemWrites = 0;
   refusedItemWrites = 0;
+  units = { read: 0, write: 0, cancelledWrite: 0 };
 };
 
 const touchesState = (input: Record<string, unknown>): boolean =>
@@ -48,6 +55,16 @@ const touchesState = (input: Record<string, unknown>): boolean =>
 const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
 
 const dynamodb = new DynamoDBClient(awsClientConfig());
+/** What each request costs, read from its body as sent (values in wire form, whichever client marshalled them). */
+const costs = new WeakMap<object, CapacityUnits>();
+const utf8 = new TextDecoder();
+dynamodb.middlewareStack.add((next, context) => async (args) => {
+  // The SDK serializes to bytes (older versions to a string).
+  const body = (args.request as { body?: unknown }).body;
+  const text = typeof body === 'string' ? body : body instanceof Uint8Array ? utf8.decode(body) : undefined;
+  if (text) costs.set(context, capacityOf(context.commandName ?? 'unknown', JSON.parse(text) as Record<string, unknown>));
+  return next(args);
+}, { step: 'build', name: 'benchCapacity' });
 dynamodb.middlewareStack.add((next, context) => async (args) => {
   const command = context.commandName ?? 'unknown';
   requests[command] = (requests[command] ?? 0) + 1;
@@ -58,9 +75,16 @@ dynamodb.middlewareStack.add((next, context) => async (args) => {
   const output = await next(args)
     .catch((error: unknown) => {
       refusedItemWrites += writes;
+      // A failed condition on a single write is billed; a cancelled transaction's items are kept apart.
+      const cost = costs.get(context);
+      if (cost && command === 'TransactWriteItemsCommand') units.cancelledWrite += cost.write;
+      else if (cost) units.write += cost.write;
       throw error;
     })
     .finally(() => spans.push({ sentMs, answeredMs: performance.now() }));
+  const cost = costs.get(context);
+  units.read += cost?.read ?? 0;
+  units.write += cost?.write ?? 0;
   if (crashRate > 0 && WRITES.has(command) && touchesState(args.input as Record<string, unknown>) && Math.random() < crashRate) {
     flush(true);
     // An uncaught exception ends the sandbox thread, as a crashed process ends a Lambda sandbox.
@@ -87,6 +111,7 @@ const handle = variant({
 
 export const handler = async (event: SQSEvent, context: Context) => {
   cpuStart = process.threadCpuUsage();
+  startedMs = performance.now();
   try {
     return await handle(event, context);
   } finally {
