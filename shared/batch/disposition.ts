@@ -58,20 +58,54 @@ export function deadLetterMessage(
     'ballast.failedAt': text(new Date(facts.nowMs).toISOString()),
     'ballast.sourceMessageId': text(record.messageId),
   };
-  const producers = Object.entries(record.messageAttributes ?? {})
+  const producers = sendable(record)
     .filter(([name]) => !name.startsWith('ballast.'))
     // The trace context first: a replay continues the job's trace even when attributes are cut.
     .sort(([a], [b]) => Number(b === TRACEPARENT_MESSAGE_ATTRIBUTE) - Number(a === TRACEPARENT_MESSAGE_ATTRIBUTE))
-    .slice(0, MAX_MESSAGE_ATTRIBUTES - OWN_ATTRIBUTES.length)
-    .map(([name, value]): [string, MessageAttributeValue] => [name, {
-      DataType: value.dataType,
-      ...(value.stringValue !== undefined ? { StringValue: value.stringValue } : {}),
-      ...(value.binaryValue !== undefined ? { BinaryValue: Buffer.from(value.binaryValue, 'base64') } : {}),
-    }]);
+    .slice(0, MAX_MESSAGE_ATTRIBUTES - OWN_ATTRIBUTES.length);
   const fifo = record.eventSourceARN.endsWith('.fifo');
   return {
     MessageBody: record.body,
     MessageAttributes: { ...Object.fromEntries(producers), ...own },
     ...(fifo ? { MessageGroupId: record.attributes.MessageGroupId ?? envelope?.resourceId ?? 'ballast', MessageDeduplicationId: record.messageId } : {}),
   };
+}
+
+/** SQS delays a message 15 minutes at most. */
+const MAX_DELAY_SECONDS = 900;
+/** Since when a requeued record has waited for a lock (ms since the epoch): its first copy's send time. */
+export const LOCK_WAIT_SINCE_ATTRIBUTE = 'ballast.lockWaitSince';
+
+/**
+ * The copy of a record that still meets a held lock on its last receive, sent to its own queue as
+ * a new message: its receive count starts over, so waiting behind a busy resource never spends the
+ * attempts that would dead-letter it. Same body and attributes (the trace context among them),
+ * delayed by the holder's remaining lease, and `ballast.lockWaitSince` carrying when the wait
+ * began. Undefined when the record should go to the DLQ after all: it has waited longer than
+ * `maxLockWaitMs` (a lock no one ever gets is an incident, not a queue), it is on a FIFO queue (a
+ * copy would jump its group's order and cannot be delayed), or its attributes leave no room.
+ */
+export function requeuedMessage(
+  record: SQSRecord, error: BallastError, facts: { nowMs: number; maxLockWaitMs: number },
+): { MessageBody: string; MessageAttributes: Record<string, MessageAttributeValue>; DelaySeconds: number } | undefined {
+  if (record.eventSourceARN.endsWith('.fifo')) return undefined;
+  const since = Number(record.messageAttributes?.[LOCK_WAIT_SINCE_ATTRIBUTE]?.stringValue ?? record.attributes.SentTimestamp);
+  const waitingSince = Number.isFinite(since) ? since : facts.nowMs;
+  if (facts.nowMs - waitingSince > facts.maxLockWaitMs) return undefined;
+  const carried = sendable(record).filter(([name]) => name !== LOCK_WAIT_SINCE_ATTRIBUTE);
+  if (carried.length >= MAX_MESSAGE_ATTRIBUTES) return undefined;
+  return {
+    MessageBody: record.body,
+    MessageAttributes: { ...Object.fromEntries(carried), [LOCK_WAIT_SINCE_ATTRIBUTE]: { DataType: 'Number', StringValue: String(waitingSince) } },
+    DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(Number(error.context.retryAfterMs ?? 0) / 1000))),
+  };
+}
+
+/** A received message's attributes as `SendMessage` takes them. */
+function sendable(record: SQSRecord): [string, MessageAttributeValue][] {
+  return Object.entries(record.messageAttributes ?? {}).map(([name, value]): [string, MessageAttributeValue] => [name, {
+    DataType: value.dataType,
+    ...(value.stringValue !== undefined ? { StringValue: value.stringValue } : {}),
+    ...(value.binaryValue !== undefined ? { BinaryValue: Buffer.from(value.binaryValue, 'base64') } : {}),
+  }]);
 }

@@ -9,7 +9,7 @@ import type { IdempotencyStore, ScreenedRecords } from '../idempotency/index.ts'
 import { lockKey } from '../lock/index.ts';
 import { countByReason, METRICS, MetricUnit, type Observability } from '../observability/index.ts';
 import { annotate, ATTRIBUTES, contextOfRecord, inSpan, SPANS, tracer } from '../tracing/index.ts';
-import { backoffSeconds, deadLetterMessage, type BackoffOptions } from './disposition.ts';
+import { backoffSeconds, deadLetterMessage, requeuedMessage, type BackoffOptions } from './disposition.ts';
 import { processBatch } from './process-batch.ts';
 import { runJob } from './run-job.ts';
 import type { JobHandler, RecordOutcome } from './types.ts';
@@ -34,6 +34,12 @@ export interface SqsJobBatchOptions {
   readonly resourcesOf?: (envelope: Envelope) => readonly string[];
   /** @default 5_000 */
   readonly deadlineMarginMs?: number;
+  /**
+   * How long a record may wait for a held lock, from when its message was first sent: on its last
+   * receive, a record whose resource is still locked is sent to its queue again as a new message
+   * (its receives start over) instead of the DLQ, until it has waited this long. @default 3600
+   */
+  readonly maxLockWaitSeconds?: number;
   /** @default { baseSeconds: 2, maxSeconds: 300 } */
   readonly backoff?: BackoffOptions;
   /** @default Math.random */
@@ -143,6 +149,25 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
           },
         });
       },
+      requeue: async (record, error) => {
+        const message = requeuedMessage(record, error, { nowMs: nowMs(), maxLockWaitMs: (options.maxLockWaitSeconds ?? 3_600) * 1000 });
+        if (!message) return false;
+        const attributes = {
+          [ATTRIBUTES.backoffSeconds]: message.DelaySeconds, [ATTRIBUTES.reason]: error.reason,
+          ...(error.context.lockKey === undefined ? {} : { [ATTRIBUTES.lockKeys]: String(error.context.lockKey) }),
+        };
+        try {
+          const queueUrl = await queueUrlOf(record.eventSourceARN);
+          await inSpan(SPANS.lockWait, { attributes }, () => options.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, ...message })));
+          // As for a dead letter: should this delete fail, the batch's answer deletes the record.
+          await options.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: record.receiptHandle }))
+            .catch((deleteError: unknown) => logger.warn('requeued record not deleted yet; the batch answer deletes it', { error: deleteError as Error }));
+          return true;
+        } catch (sendError) {
+          logger.warn('could not requeue a record waiting for a lock; it goes to the DLQ', { error: sendError as Error });
+          return false;
+        }
+      },
       deadLetter: async (record, error, envelope) => {
         await inSpan(SPANS.dlqSend, { attributes: { [ATTRIBUTES.reason]: error.reason } }, () => options.sqs.send(new SendMessageCommand({
           QueueUrl: options.deadLetterQueueUrl,
@@ -203,6 +228,12 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     const debug = logger.getLevelName() === 'DEBUG';
     for (const outcome of outcomes) {
       const log = recordLogger(outcome.record, outcome.envelope);
+      if (outcome.status === 'requeued') {
+        countContention(outcome.error);
+        metrics.addMetric(METRICS.lockRequeues, MetricUnit.Count, 1);
+        log().warn('job requeued: its resource is still locked on its last receive', errorFields(outcome.error));
+        continue;
+      }
       if (outcome.status !== 'retry' && outcome.status !== 'dead-lettered') {
         if (debug) log().debug(outcome.status === 'processed' ? 'job processed' : 'duplicate suppressed');
         continue;
@@ -219,7 +250,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     for (const [metric, counts] of Object.entries(byReason)) {
       for (const [reason, count] of counts) countByReason(options.observability, metric, reason, count);
     }
-    if (summary.retried + summary.deadLettered > 0) logger.info('batch done', summary);
+    if (summary.retried + summary.requeued + summary.deadLettered > 0) logger.info('batch done', summary);
     else logger.debug('batch done', summary);
   };
 
@@ -260,7 +291,7 @@ function otelTraceIdOf(record: SQSRecord): { otelTraceId?: string } {
 /** How many records of the batch ended which way: its metrics and its summary line. */
 function batchSummary(outcomes: readonly RecordOutcome[]) {
   const count = (status: RecordOutcome['status']) => outcomes.filter((o) => o.status === status).length;
-  return { records: outcomes.length, processed: count('processed'), duplicates: count('duplicate'), retried: count('retry'), deadLettered: count('dead-lettered') };
+  return { records: outcomes.length, processed: count('processed'), duplicates: count('duplicate'), retried: count('retry'), requeued: count('requeued'), deadLettered: count('dead-lettered') };
 }
 
 function errorFields(error: BallastError) {

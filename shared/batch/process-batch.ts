@@ -23,6 +23,13 @@ export interface ProcessBatchOptions {
    * those heads' commits. What it throws is ignored: screening only spares work. @default - none
    */
   readonly screen?: (envelopes: readonly Envelope[]) => Promise<void>;
+  /**
+   * On its last receive, a record whose job met a held lock (`lock-busy`) comes here before the
+   * DLQ: waiting behind a busy resource is not failing. Resolves true when the record was sent to
+   * its queue again as a new message and deleted (its receives start over); false or a throw sends
+   * it to the DLQ as before. @default - none: such a record is dead-lettered with `lock-busy`
+   */
+  readonly requeue?: (record: SQSRecord, error: BallastError, envelope?: Envelope) => Promise<boolean>;
   /** Sends a record to the DLQ with its error; throws if it could not (the record is then retried). */
   readonly deadLetter: (record: SQSRecord, error: BallastError, envelope?: Envelope) => Promise<void>;
   /** Time left in the invocation (Lambda's `context.getRemainingTimeInMillis`). */
@@ -164,6 +171,10 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
   const settle = async (unit: Unit, error: BallastError): Promise<RecordOutcome> => {
     const attempt = Number(unit.record.attributes.ApproximateReceiveCount ?? 1);
     if (error instanceof FatalError || attempt >= settings.maxReceiveCount) {
+      if (error.reason === REASONS.lockBusy && !(error instanceof FatalError) && options.requeue
+        && await options.requeue(unit.record, error, unit.envelope).catch(() => false)) {
+        return { record: unit.record, status: 'requeued', error, envelope: unit.envelope };
+      }
       try {
         await settings.deadLetter(unit.record, error, unit.envelope);
         return { record: unit.record, status: 'dead-lettered', error, envelope: unit.envelope };

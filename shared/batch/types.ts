@@ -43,5 +43,10 @@ export type RecordOutcome =
   | { readonly record: SQSRecord; readonly status: 'processed' | 'duplicate'; readonly envelope: Envelope }
   /** Retried later: reported in batchItemFailures. */
   | { readonly record: SQSRecord; readonly status: 'retry'; readonly error: BallastError; readonly envelope?: Envelope }
+  /**
+   * Still meeting a held lock on its last receive: sent to its queue again as a new message (its
+   * receives start over, see `requeuedMessage`) and deleted from the source.
+   */
+  | { readonly record: SQSRecord; readonly status: 'requeued'; readonly error: BallastError; readonly envelope?: Envelope }
   /** Sent to the DLQ with its reason; deleted from the source. */
   | { readonly record: SQSRecord; readonly status: 'dead-lettered'; readonly error: BallastError; readonly envelope?: Envelope };

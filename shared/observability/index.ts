@@ -10,6 +10,8 @@ export const METRICS = {
   lockContention: 'LockContention',
   lockWaitMs: 'LockWaitMs',
   fenced: 'CommitsFenced',
+  /** Records still meeting a held lock on their last receive, sent to their queue again rather than dead-lettered. */
+  lockRequeues: 'LockWaitRequeues',
   /** Commits (and claims given back) tried again in place after a `TransactionConflict` on a hot item. */
   commitConflicts: 'CommitConflicts',
 } as const;

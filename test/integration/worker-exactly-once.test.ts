@@ -177,4 +177,38 @@ describe('worker: exactly-once effects on DynamoDB Local + fauxqs', () => {
     await h.drain(queues, h.worker(queues));
     assert.equal(((await h.account(accountId))?.profile as { syncedBy?: string }).syncedBy, 'long-2');
   });
+
+  it('a job still meeting a held lock on its last receive is requeued, not dead-lettered: it runs once the lock is free', async () => {
+    // GIVEN a queue that redrives after a single receive, and a sync holding the account's lock for 1.5 s
+    const queues = await h.queues({ visibilityTimeoutSeconds: 1, maxReceiveCount: 1 });
+    const accountId = 'acc-queued';
+    const config = { leaseMs: 3_000, maxReceiveCount: 1 };
+    await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 1 } }));
+    await h.drain(queues, h.worker(queues, { config }));
+    await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, idempotencyKey: 'held-1', payload: {} }));
+    h.partner.setDelay(1_500);
+    try {
+      const worker = h.worker(queues, { config });
+      const { value, output } = await captureOutput(async () => {
+        const holder = h.deliver(queues, worker);
+        await sleep(300);
+        // WHEN a rival sync for the same account arrives and meets the lock on its only receive
+        await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, idempotencyKey: 'held-2', payload: {} }));
+        const rival = await h.deliver(queues, worker);
+        return { holder: await holder, rival };
+      });
+      // THEN it is sent again as a new message (delayed by the holder's lease) rather than dead-lettered
+      assert.equal(value.rival.records.length, 1);
+      assert.deepEqual(value.rival.response, { batchItemFailures: [] }, 'deleted, not failed: its copy carries on');
+      assert.equal(metricTotal(output, METRICS.lockRequeues), 1);
+      assert.equal(metricTotal(output, METRICS.lockContention), 1);
+      assert.deepEqual(value.holder.response, { batchItemFailures: [] });
+    } finally {
+      h.partner.setDelay(0);
+    }
+    // AND once the copy's delay is over, it runs: nothing reached the DLQ
+    await h.drain(queues, h.worker(queues, { config }));
+    assert.equal(((await h.account(accountId))?.profile as { syncedBy?: string }).syncedBy, 'held-2');
+    assert.deepEqual(await h.deadLetters(queues), []);
+  });
 });

@@ -124,7 +124,7 @@ export function locks(props: LocksSegmentProps): CustomMonitoringProps {
       {
         title: 'Lock contention by version',
         graphWidgetAxis: COUNT_AXIS,
-        metrics: [searchByVersion([METRICS.lockContention])],
+        metrics: [searchByVersion([METRICS.lockContention, METRICS.lockRequeues])],
       },
       {
         title: 'Lock wait p99',

@@ -1,0 +1,83 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import { processBatch, requeuedMessage, type ProcessBatchOptions } from '../../shared/batch/index.ts';
+import { LockBusyError, REASONS, TransientError } from '../../shared/errors/index.ts';
+import { jobRecord } from '../helpers/sqs-records.ts';
+
+const HOUR_MS = 3_600_000;
+const busy = (retryAfterMs: number) => new LockBusyError('resource a is locked', { context: { lockKey: 'lock#a', retryAfterMs } });
+const attributes = (count: number): SQSMessageAttributes => Object.fromEntries(Array.from({ length: count }, (_, i) => [
+  `p${i}`, { dataType: 'String', stringValue: `v${i}`, stringListValues: [], binaryListValues: [] },
+]));
+const sentAt = (record: SQSRecord, ms: number): SQSRecord => ({ ...record, attributes: { ...record.attributes, SentTimestamp: String(ms) } });
+
+describe('requeuedMessage: a record still waiting for a lock, sent again as a new message', () => {
+  it('carries the body and every attribute, waits out the holder\'s lease as its delay, and remembers since when it waits', () => {
+    const record = sentAt({ ...jobRecord({ resourceId: 'a' }), messageAttributes: attributes(2) }, 1_000);
+    const copy = requeuedMessage(record, busy(2_500), { nowMs: 60_000, maxLockWaitMs: HOUR_MS });
+    assert.equal(copy?.MessageBody, record.body);
+    assert.equal(copy?.DelaySeconds, 3, "the holder's lease, rounded up");
+    assert.deepEqual(copy?.MessageAttributes, {
+      p0: { DataType: 'String', StringValue: 'v0' }, p1: { DataType: 'String', StringValue: 'v1' },
+      'ballast.lockWaitSince': { DataType: 'Number', StringValue: '1000' },
+    });
+    // A copy requeued again keeps the first wait's start, not its own send time
+    const again = sentAt({ ...record, messageAttributes: { ...record.messageAttributes, 'ballast.lockWaitSince': { dataType: 'Number', stringValue: '500', stringListValues: [], binaryListValues: [] } } }, 50_000);
+    assert.equal(requeuedMessage(again, busy(0), { nowMs: 60_000, maxLockWaitMs: HOUR_MS })?.MessageAttributes?.['ballast.lockWaitSince']?.StringValue, '500');
+    // SQS delays a message 15 minutes at most
+    assert.equal(requeuedMessage(record, busy(2 * HOUR_MS), { nowMs: 60_000, maxLockWaitMs: 3 * HOUR_MS })?.DelaySeconds, 900);
+  });
+
+  it('declines (the record is then dead-lettered with lock-busy) past the longest wait, on a FIFO queue, or with no room left for its attribute', () => {
+    const record = sentAt(jobRecord({ resourceId: 'a' }), 0);
+    assert.equal(requeuedMessage(record, busy(1_000), { nowMs: HOUR_MS + 1, maxLockWaitMs: HOUR_MS }), undefined, 'waited longer than the bound');
+    assert.ok(requeuedMessage(record, busy(1_000), { nowMs: HOUR_MS, maxLockWaitMs: HOUR_MS }));
+    const fifo = sentAt(jobRecord({ resourceId: 'a' }, { groupId: 'g' }), 0);
+    assert.equal(requeuedMessage(fifo, busy(1_000), { nowMs: 1, maxLockWaitMs: HOUR_MS }), undefined, 'a FIFO group keeps its order: no copy at its end');
+    assert.equal(requeuedMessage({ ...record, messageAttributes: attributes(10) }, busy(1_000), { nowMs: 1, maxLockWaitMs: HOUR_MS }), undefined);
+    assert.ok(requeuedMessage({ ...record, messageAttributes: attributes(9) }, busy(1_000), { nowMs: 1, maxLockWaitMs: HOUR_MS }));
+  });
+});
+
+describe('processBatch: waiting for a lock is not failing', () => {
+  function harness(requeue: ProcessBatchOptions['requeue']) {
+    const deadLettered: string[] = [];
+    const options: ProcessBatchOptions = {
+      remainingTimeMs: () => 60_000,
+      maxReceiveCount: 3,
+      run: async (_record, envelope) => {
+        if (envelope.payload.kind === 'busy') throw busy(2_000);
+        throw new TransientError(REASONS.throttled, 'slow down');
+      },
+      deadLetter: async (record, error) => void deadLettered.push(`${record.messageId}:${error.reason}`),
+      requeue,
+    };
+    return { options, deadLettered };
+  }
+
+  it('on its last receive, a record meeting a held lock is requeued and deleted, not dead-lettered; any other failure there still goes to the DLQ', async () => {
+    const requeued: string[] = [];
+    const { options, deadLettered } = harness(async (record, error) => {
+      requeued.push(`${record.messageId}:${error.reason}`);
+      return true;
+    });
+    const outcomes = await processBatch([
+      jobRecord({ resourceId: 'a', payload: { kind: 'busy' } }, { attempt: 3, messageId: 'last' }),
+      jobRecord({ resourceId: 'b', payload: { kind: 'busy' } }, { attempt: 1, messageId: 'first' }),
+      jobRecord({ resourceId: 'c', payload: { kind: 'throttled' } }, { attempt: 3, messageId: 'other' }),
+    ], options);
+    assert.deepEqual(outcomes.map((o) => o.status), ['requeued', 'retry', 'dead-lettered']);
+    assert.deepEqual(requeued, ['last:lock-busy'], 'a receive to spare: retried as before, by its visibility');
+    assert.deepEqual(deadLettered, ['other:throttled']);
+  });
+
+  it('a requeue declined (waited too long) or failed leaves the record to the DLQ with lock-busy, never a silent drop', async () => {
+    for (const requeue of [async () => false, async () => { throw new Error('socket hang up'); }]) {
+      const { options, deadLettered } = harness(requeue);
+      const [outcome] = await processBatch([jobRecord({ resourceId: 'a', payload: { kind: 'busy' } }, { attempt: 3, messageId: 'm' })], options);
+      assert.equal(outcome?.status, 'dead-lettered');
+      assert.deepEqual(deadLettered, ['m:lock-busy']);
+    }
+  });
+});
