@@ -16,6 +16,8 @@ export interface WorkerConfig {
   readonly idempotencyRetentionSeconds: number;
   readonly concurrency: number;
   readonly deadlineMarginMs: number;
+  /** How long a record may wait for a held lock before it goes to the DLQ (`SqsJobBatchOptions.maxLockWaitSeconds`). */
+  readonly maxLockWaitSeconds: number;
   /** First retry delay; later ones grow exponentially with the receive count. */
   readonly retryBaseDelaySeconds: number;
   /**
@@ -58,6 +60,7 @@ export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, worklo
     idempotencyRetentionSeconds: integer('IDEMPOTENCY_RETENTION_SECONDS', 35 * 24 * 3600, 1),
     concurrency: integer('RECORD_CONCURRENCY', 10, 1),
     deadlineMarginMs: integer('DEADLINE_MARGIN_MS', 5_000, 0),
+    maxLockWaitSeconds: integer('LOCK_WAIT_MAX_SECONDS', 3_600, 1),
     retryBaseDelaySeconds: integer('RETRY_BASE_DELAY_SECONDS', 2, 1),
     ...(env.BALLAST_CACHE_URL ? cacheConnectionFromEnv(env, problems) : {}),
   };

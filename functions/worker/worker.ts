@@ -63,6 +63,7 @@ export function createWorker(deps: WorkerDependencies) {
     concurrency: config.concurrency,
     resourcesOf: (envelope) => jobResources(deps.catalog ?? JOB_CATALOG, envelope),
     deadlineMarginMs: config.deadlineMarginMs,
+    maxLockWaitSeconds: config.maxLockWaitSeconds,
     backoff: { baseSeconds: config.retryBaseDelaySeconds },
     nowMs: deps.nowMs,
   }));

@@ -23,6 +23,7 @@ export const INVARIANTS = {
   orphanClaims: 'locks and IN_PROGRESS records past their lease',
   untracedJobs: 'completed jobs whose trace shows no delivery under their producer\'s span (the trace context was lost on a hop)',
   doubleCommitsInTraces: 'idempotency keys whose traces show two commits that both committed',
+  lockWaitDeadLetters: 'valid jobs dead-lettered because their resource stayed locked (waiting is not failing: they are requeued), before replay',
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
 const TRACING_INVARIANTS: readonly InvariantName[] = ['untracedJobs', 'doubleCommitsInTraces'];
@@ -39,6 +40,8 @@ export interface InvariantReport {
    * invariants above then cover.
    */
   readonly screenedCommits: number;
+  /** Records the traces show sent to their queue again because their last receive met a held lock. */
+  readonly lockRequeues: number;
 }
 
 export interface InvariantInputs {
@@ -57,6 +60,11 @@ export interface InvariantInputs {
    * (a rehearsal whose older version may predate tracing) the tracing invariants are not checked.
    */
   readonly traces?: (key: string) => TraceQueryResult;
+  /**
+   * The DLQ as it was before the replay of what the fault schedule put there. Without it (a
+   * rehearsal, whose older version may predate the requeue of lock waits) `lockWaitDeadLetters` is not checked.
+   */
+  readonly lettersBeforeReplay?: readonly DeadLetter[];
 }
 
 /** The reasons the fakes' chaos rightly earned a job: `reason → keys` (a non-object answer to that key). */
@@ -75,6 +83,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   ]);
   const descriptions: Record<string, string> = { ...INVARIANTS };
   if (!inputs.traces) for (const name of TRACING_INVARIANTS) delete descriptions[name];
+  if (!inputs.lettersBeforeReplay) delete descriptions.lockWaitDeadLetters;
   for (const part of workload.parts) {
     for (const [name, text] of Object.entries(part.chaos.invariants)) {
       if (name in descriptions) throw new Error(`chaos invariant ${name} of ${part.workload} is already another's: name it differently`);
@@ -119,7 +128,13 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
     part.chaos.check({ completed, state, lettersByKey, jobs: workload.jobs, apis: inputs.apis, violate });
   }
 
+  // A job that only waited for a lock goes back to its queue, not to the DLQ (`requeuedMessage`).
+  for (const letter of inputs.lettersBeforeReplay ?? []) {
+    if (letter.reason === 'lock-busy' && workload.jobs.has(letter.idempotencyKey ?? '')) violate('lockWaitDeadLetters', `${letter.idempotencyKey}: ${letter.error.slice(0, 120)}`);
+  }
+
   let screenedCommits = 0;
+  let lockRequeues = 0;
   // The traces tell the same story: each completed key was delivered under its producer's span
   // (the context survived the queue, redeliveries and replays), and committed once.
   for (const key of inputs.traces ? completed.keys() : []) {
@@ -131,6 +146,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
     const commits = spans.filter((span) => span.name === SPANS.commit && span.attributes[ATTRIBUTES.outcome] === 'committed');
     if (commits.length > 1) violate('doubleCommitsInTraces', `${key}: ${commits.length} commits committed`);
     screenedCommits += spans.filter((span) => span.name === SPANS.commit && span.attributes[ATTRIBUTES.commitScreened] === true).length;
+    lockRequeues += spans.filter((span) => span.name === SPANS.lockWait && span.attributes[ATTRIBUTES.lockRequeued] === true).length;
   }
 
   // Poison: every one in the DLQ, once, with the reason it must carry.
@@ -170,7 +186,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
       violate('orphanClaims', `${String(item.pk)} lease ended ${new Date(leaseUntilMs).toISOString()} (dead letters: ${dead})`);
     }
   }
-  return { descriptions, counts, examples, screenedCommits };
+  return { descriptions, counts, examples, screenedCommits, lockRequeues };
 }
 
 function allowed(job: ChaosJob, letter: DeadLetter, rejected: ReadonlyMap<string, ReadonlySet<string>>): boolean {

@@ -88,7 +88,7 @@ function printReport(r: ChaosReport, seconds: number): void {
   log(`chaos run: seed ${r.seed}, ${r.jobs} jobs on ${Object.entries(r.sizes).map(([what, n]) => `${n} ${what}`).join(', ')} in ${seconds} s (${r.jobsPerSecond} jobs/s while busy; phases ${Object.entries(r.phasesSeconds).map(([k, v]) => `${k} ${v} s`).join(', ')})`);
   log(`messages: ${Object.entries(r.messages).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   log(`faults injected: ${Object.entries(r.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}; commits answered from screened records: ${r.invariants.screenedCommits}`);
+  log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}; commits answered from screened records: ${r.invariants.screenedCommits}; records requeued behind a held lock: ${r.invariants.lockRequeues}`);
   log('');
   log('| invariant | count |');
   log('|---|---|');

@@ -7,6 +7,7 @@ import { createObservability } from '../../shared/observability/index.ts';
 import { workloadEntities } from '../../shared/workloads/index.ts';
 import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
 import { replayDeadLetters } from '../../shared/operations/index.ts';
+import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { localClientConfig, startEngines, type Engine } from '../engines/index.ts';
 import { startLocalCloud } from '../cloud/index.ts';
@@ -183,7 +184,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 180_000, log);
 
     enter('replay');
-    const replayed = await replayUnexpected(sqs, documents, outputs, workload, rightlyRejected(workload, fakes.apis));
+    const lettersBeforeReplay = await allDeadLetters(sqs, outputs);
+    const replayed = await replayUnexpected(sqs, documents, outputs, workload, rightlyRejected(workload, fakes.apis), lettersBeforeReplay);
     await drain(sqs, outputs.JobsQueueUrl as string, 300_000, log);
     await cloud.streamsIdle(180_000);
     await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 180_000, log);
@@ -192,7 +194,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const cacheReport = await compareCache(outputs, documents, redis);
     const invariants = await checkInvariants({
       workload, documents, sqs, outputs, apis: fakes.apis,
-      thrownInvocations: thrown, cache: cacheReport, nowMs: Date.now(), traces: (key) => cloud.traces.query(key),
+      thrownInvocations: thrown, cache: cacheReport, nowMs: Date.now(), traces: (key) => cloud.traces.query(key), lettersBeforeReplay,
     });
     const letters = await allDeadLetters(sqs, outputs);
     enter('done');
@@ -257,9 +259,8 @@ async function readConcurrently(readApiUrl: string, workload: ChaosWorkload, ran
  */
 async function replayUnexpected(
   sqs: SQSClient, documents: DynamoDBDocumentClient, outputs: Record<string, string>, workload: ChaosWorkload,
-  rejected: ReadonlyMap<string, ReadonlySet<string>>,
+  rejected: ReadonlyMap<string, ReadonlySet<string>>, letters: readonly DeadLetter[],
 ): Promise<number> {
-  const letters = await allDeadLetters(sqs, outputs);
   const messageIds = letters.filter((letter) => {
     const job = workload.jobs.get(letter.idempotencyKey ?? '');
     if (!job) return false;

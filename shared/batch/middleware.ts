@@ -153,7 +153,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
         const message = requeuedMessage(record, error, { nowMs: nowMs(), maxLockWaitMs: (options.maxLockWaitSeconds ?? 3_600) * 1000 });
         if (!message) return false;
         const attributes = {
-          [ATTRIBUTES.backoffSeconds]: message.DelaySeconds, [ATTRIBUTES.reason]: error.reason,
+          [ATTRIBUTES.backoffSeconds]: message.DelaySeconds, [ATTRIBUTES.reason]: error.reason, [ATTRIBUTES.lockRequeued]: true,
           ...(error.context.lockKey === undefined ? {} : { [ATTRIBUTES.lockKeys]: String(error.context.lockKey) }),
         };
         try {

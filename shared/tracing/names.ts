@@ -47,6 +47,8 @@ export const ATTRIBUTES = {
   fence: 'ballast.fence',
   lockKeys: 'ballast.lock.keys',
   lockHeldUntilMs: 'ballast.lock.held_until_ms',
+  /** On a `lock_wait` span: the record was sent to its queue again as a new message (its last receive met the lock). */
+  lockRequeued: 'ballast.lock.requeued',
   backoffSeconds: 'ballast.backoff_seconds',
   /** The cancellation reason codes of a refused transaction, in item order. */
   cancellationReasons: 'ballast.commit.cancellation_reasons',

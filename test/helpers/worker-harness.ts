@@ -95,6 +95,7 @@ export function useWorkerHarness() {
         concurrency: 10,
         deadlineMarginMs: 1_000,
         retryBaseDelaySeconds: 1,
+        maxLockWaitSeconds: 3_600,
         ...overrides,
       };
     },
