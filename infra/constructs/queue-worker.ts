@@ -190,6 +190,9 @@ export class QueueWorker extends Construct {
     this.alias.addEventSource(source);
     this.eventSourceMappingId = source.eventSourceMappingId;
     props.queue.deadLetterQueue.grantSendMessages(this.function);
+    // A record still waiting for a lock on its last receive goes back to its queue as a new message
+    // (`requeuedMessage`): the worker sends to its own queue for that alone.
+    props.queue.queue.grantSendMessages(this.function);
 
     // Lambda's metrics of the alias for the version it executed: during a canary the new version's
     // numbers alone, whatever the old version is doing with the other 90 %.

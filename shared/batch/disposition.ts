@@ -89,8 +89,10 @@ export function requeuedMessage(
   record: SQSRecord, error: BallastError, facts: { nowMs: number; maxLockWaitMs: number },
 ): { MessageBody: string; MessageAttributes: Record<string, MessageAttributeValue>; DelaySeconds: number } | undefined {
   if (record.eventSourceARN.endsWith('.fifo')) return undefined;
-  const since = Number(record.messageAttributes?.[LOCK_WAIT_SINCE_ATTRIBUTE]?.stringValue ?? record.attributes.SentTimestamp);
-  const waitingSince = Number.isFinite(since) ? since : facts.nowMs;
+  // The first copy's start, else this message's send time; neither trusted past now (a skewed clock must not extend the wait).
+  const carriedSince = Number(record.messageAttributes?.[LOCK_WAIT_SINCE_ATTRIBUTE]?.stringValue);
+  const since = Number.isFinite(carriedSince) && carriedSince > 0 ? carriedSince : Number(record.attributes.SentTimestamp);
+  const waitingSince = Number.isFinite(since) && since > 0 ? Math.min(since, facts.nowMs) : facts.nowMs;
   if (facts.nowMs - waitingSince > facts.maxLockWaitMs) return undefined;
   const carried = sendable(record).filter(([name]) => name !== LOCK_WAIT_SINCE_ATTRIBUTE);
   if (carried.length >= MAX_MESSAGE_ATTRIBUTES) return undefined;

@@ -153,12 +153,15 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
         const message = requeuedMessage(record, error, { nowMs: nowMs(), maxLockWaitMs: (options.maxLockWaitSeconds ?? 3_600) * 1000 });
         if (!message) return false;
         const attributes = {
-          [ATTRIBUTES.backoffSeconds]: message.DelaySeconds, [ATTRIBUTES.reason]: error.reason, [ATTRIBUTES.lockRequeued]: true,
+          [ATTRIBUTES.backoffSeconds]: message.DelaySeconds, [ATTRIBUTES.reason]: error.reason,
           ...(error.context.lockKey === undefined ? {} : { [ATTRIBUTES.lockKeys]: String(error.context.lockKey) }),
         };
         try {
           const queueUrl = await queueUrlOf(record.eventSourceARN);
-          await inSpan(SPANS.lockWait, { attributes }, () => options.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, ...message })));
+          await inSpan(SPANS.lockWait, { attributes }, async (span) => {
+            await options.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, ...message }));
+            span.setAttribute(ATTRIBUTES.lockRequeued, true);
+          });
           // As for a dead letter: should this delete fail, the batch's answer deletes the record.
           await options.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: record.receiptHandle }))
             .catch((deleteError: unknown) => logger.warn('requeued record not deleted yet; the batch answer deletes it', { error: deleteError as Error }));

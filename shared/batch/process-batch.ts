@@ -1,7 +1,7 @@
 import { SpanKind, trace, type Context, type Link, type Span } from '@opentelemetry/api';
 import type { SQSRecord } from 'aws-lambda';
 import { parseEnvelope, type Envelope } from '../envelope/index.ts';
-import { classify, FatalError, REASONS, TransientError, type BallastError } from '../errors/index.ts';
+import { classify, FatalError, LockBusyError, REASONS, TransientError, type BallastError } from '../errors/index.ts';
 import { payloadHash, type Completion } from '../idempotency/index.ts';
 import { withDefaults } from '../options/index.ts';
 import { annotate, ATTRIBUTES, contextOfRecord, failSpan, SPANS, tracer } from '../tracing/index.ts';
@@ -24,10 +24,11 @@ export interface ProcessBatchOptions {
    */
   readonly screen?: (envelopes: readonly Envelope[]) => Promise<void>;
   /**
-   * On its last receive, a record whose job met a held lock (`lock-busy`) comes here before the
-   * DLQ: waiting behind a busy resource is not failing. Resolves true when the record was sent to
-   * its queue again as a new message and deleted (its receives start over); false or a throw sends
-   * it to the DLQ as before. @default - none: such a record is dead-lettered with `lock-busy`
+   * On its last receive, a record whose claim met a lock another job holds (`LockBusyError`) comes
+   * here before the DLQ: waiting behind a busy resource is not failing. Resolves true when the
+   * record was sent to its queue again as a new message (its receives start over; the original is
+   * deleted, by the callback or else by the batch's answer); false or a throw sends it to the DLQ
+   * as before. @default - none: such a record is dead-lettered with `lock-busy`
    */
   readonly requeue?: (record: SQSRecord, error: BallastError, envelope?: Envelope) => Promise<boolean>;
   /** Sends a record to the DLQ with its error; throws if it could not (the record is then retried). */
@@ -171,7 +172,7 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
   const settle = async (unit: Unit, error: BallastError): Promise<RecordOutcome> => {
     const attempt = Number(unit.record.attributes.ApproximateReceiveCount ?? 1);
     if (error instanceof FatalError || attempt >= settings.maxReceiveCount) {
-      if (error.reason === REASONS.lockBusy && !(error instanceof FatalError) && options.requeue
+      if (error instanceof LockBusyError && options.requeue
         && await options.requeue(unit.record, error, unit.envelope).catch(() => false)) {
         return { record: unit.record, status: 'requeued', error, envelope: unit.envelope };
       }

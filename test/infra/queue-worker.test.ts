@@ -131,7 +131,7 @@ describe('QueueWorker', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { MaximumBatchingWindowInSeconds: Match.absent() });
   });
 
-  it('lets the worker consume its queue and dead-letter into its DLQ', () => {
+  it('lets the worker consume its queue, send to it (a record still waiting for a lock goes back as a new message) and dead-letter into its DLQ', () => {
     // GIVEN/WHEN
     const { template, ids } = build();
     const statements = statementsOf(template, ids.workerRole);
@@ -139,7 +139,7 @@ describe('QueueWorker', () => {
     const on = (queueId: string) => statements.filter((s) => JSON.stringify(s.Resource) === JSON.stringify({ 'Fn::GetAtt': [queueId, 'Arn'] })).flatMap(actionsOf);
     assert.ok(on(ids.queue).includes('sqs:DeleteMessage') && on(ids.queue).includes('sqs:ChangeMessageVisibility'));
     assert.ok(on(ids.deadLetter).includes('sqs:SendMessage'));
-    assert.ok(!on(ids.queue).includes('sqs:SendMessage'), 'the worker does not produce onto its own queue');
+    assert.ok(on(ids.queue).includes('sqs:SendMessage'), 'lock waits are requeued onto the source queue');
   });
 
   it('deploys through CodeDeploy on the alias, rolling back on its own alarms and the extra ones, with a pre-traffic hook', () => {

@@ -30,10 +30,14 @@ describe('requeuedMessage: a record still waiting for a lock, sent again as a ne
   });
 
   it('declines (the record is then dead-lettered with lock-busy) past the longest wait, on a FIFO queue, or with no room left for its attribute', () => {
-    const record = sentAt(jobRecord({ resourceId: 'a' }), 0);
-    assert.equal(requeuedMessage(record, busy(1_000), { nowMs: HOUR_MS + 1, maxLockWaitMs: HOUR_MS }), undefined, 'waited longer than the bound');
-    assert.ok(requeuedMessage(record, busy(1_000), { nowMs: HOUR_MS, maxLockWaitMs: HOUR_MS }));
-    const fifo = sentAt(jobRecord({ resourceId: 'a' }, { groupId: 'g' }), 0);
+    const record = sentAt(jobRecord({ resourceId: 'a' }), 1_000);
+    assert.equal(requeuedMessage(record, busy(1_000), { nowMs: HOUR_MS + 1_001, maxLockWaitMs: HOUR_MS }), undefined, 'waited longer than the bound');
+    assert.ok(requeuedMessage(record, busy(1_000), { nowMs: HOUR_MS + 1_000, maxLockWaitMs: HOUR_MS }));
+    // A malformed start falls back to the send time; a start in the future (a skewed clock) counts as now, never later
+    const carrying = (since: string) => ({ ...record, messageAttributes: { 'ballast.lockWaitSince': { dataType: 'Number', stringValue: since, stringListValues: [], binaryListValues: [] } } });
+    assert.equal(requeuedMessage(carrying('soon'), busy(0), { nowMs: HOUR_MS + 1_001, maxLockWaitMs: HOUR_MS }), undefined);
+    assert.equal(requeuedMessage(carrying(String(10 * HOUR_MS)), busy(0), { nowMs: 5_000, maxLockWaitMs: HOUR_MS })?.MessageAttributes['ballast.lockWaitSince']?.StringValue, '5000');
+    const fifo = sentAt(jobRecord({ resourceId: 'a' }, { groupId: 'g' }), 1_000);
     assert.equal(requeuedMessage(fifo, busy(1_000), { nowMs: 1, maxLockWaitMs: HOUR_MS }), undefined, 'a FIFO group keeps its order: no copy at its end');
     assert.equal(requeuedMessage({ ...record, messageAttributes: attributes(10) }, busy(1_000), { nowMs: 1, maxLockWaitMs: HOUR_MS }), undefined);
     assert.ok(requeuedMessage({ ...record, messageAttributes: attributes(9) }, busy(1_000), { nowMs: 1, maxLockWaitMs: HOUR_MS }));
@@ -48,6 +52,8 @@ describe('processBatch: waiting for a lock is not failing', () => {
       maxReceiveCount: 3,
       run: async (_record, envelope) => {
         if (envelope.payload.kind === 'busy') throw busy(2_000);
+        // What a cancellation the store cannot explain is reported as: no lock held, nothing to wait for
+        if (envelope.payload.kind === 'unexplained') throw new TransientError(REASONS.lockBusy, 'transaction cancelled: [None, None]');
         throw new TransientError(REASONS.throttled, 'slow down');
       },
       deadLetter: async (record, error) => void deadLettered.push(`${record.messageId}:${error.reason}`),
@@ -66,10 +72,11 @@ describe('processBatch: waiting for a lock is not failing', () => {
       jobRecord({ resourceId: 'a', payload: { kind: 'busy' } }, { attempt: 3, messageId: 'last' }),
       jobRecord({ resourceId: 'b', payload: { kind: 'busy' } }, { attempt: 1, messageId: 'first' }),
       jobRecord({ resourceId: 'c', payload: { kind: 'throttled' } }, { attempt: 3, messageId: 'other' }),
+      jobRecord({ resourceId: 'd', payload: { kind: 'unexplained' } }, { attempt: 3, messageId: 'unexplained' }),
     ], options);
-    assert.deepEqual(outcomes.map((o) => o.status), ['requeued', 'retry', 'dead-lettered']);
+    assert.deepEqual(outcomes.map((o) => o.status), ['requeued', 'retry', 'dead-lettered', 'dead-lettered']);
     assert.deepEqual(requeued, ['last:lock-busy'], 'a receive to spare: retried as before, by its visibility');
-    assert.deepEqual(deadLettered, ['other:throttled']);
+    assert.deepEqual(deadLettered, ['other:throttled', 'unexplained:lock-busy'], 'only a held lock (LockBusyError) is waited for');
   });
 
   it('a requeue declined (waited too long) or failed leaves the record to the DLQ with lock-busy, never a silent drop', async () => {

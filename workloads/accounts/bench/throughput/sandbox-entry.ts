@@ -82,10 +82,11 @@ dynamodb.middlewareStack.add((next, context) => async (args) => {
   const output = await next(args)
     .catch((error: unknown) => {
       refusedItemWrites += writes;
-      // A failed condition on a single write is billed; a cancelled transaction's items are kept apart.
+      // A failed condition on a single write is billed (throttling, a conflict are not); a cancelled
+      // transaction's items are kept apart, billed or not.
       const cost = costs.get(context);
       if (cost && command === 'TransactWriteItemsCommand') units.cancelledWrite += cost.write;
-      else if (cost) units.write += cost.write;
+      else if (cost && (error as Error).name === 'ConditionalCheckFailedException') units.write += cost.write;
       throw error;
     })
     .finally(() => spans.push({ sentMs, answeredMs: performance.now() }));
