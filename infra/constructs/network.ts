@@ -24,7 +24,7 @@ export interface BallastNetworkProps {
   readonly removalPolicy?: RemovalPolicy;
 }
 
-/** SQS actions ballast's functions call from the VPC (dead-letter sends, deletes, retry delays, readiness). */
+/** SQS actions ballast's functions call from the VPC (dead-letter sends, lock-wait requeues, deletes, retry delays, readiness). */
 export const ENDPOINT_SQS_ACTIONS = [
   'sqs:SendMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl',
 ] as const;
