@@ -30,6 +30,7 @@ describe('throughput bench: item writes per request, capacity units and the bill
     assert.equal(itemSize(small), 'pk'.length + 'idem#a'.length + 'status'.length + 'COMPLETED'.length);
     assert.equal(itemSize({ n: { N: '-12345.6' } }), 1 + 4, 'a number: about a byte per two digits, plus one');
     assert.equal(itemSize({ m: { M: { a: { S: 'xy' } } } }), 1 + 3 + (1 + 2) + 1);
+    assert.equal(itemSize({ b: { B: 'QQ==' } }), 1 + 1, 'binary, in base64 on the wire: its bytes, not its padding');
     assert.deepEqual(capacityOf('PutItemCommand', { Item: small }), { read: 0, write: 1 });
     assert.deepEqual(capacityOf('PutItemCommand', { Item: large }), { read: 0, write: 2 }, 'rounded up per KB');
     assert.deepEqual(capacityOf('UpdateItemCommand', { Key: { pk: { S: 'a' } } }), { read: 0, write: 1 }, 'the stored item, taken as under 1 KB');

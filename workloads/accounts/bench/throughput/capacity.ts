@@ -4,9 +4,10 @@
  * it reports a `TransactWriteItems` as 4 write units per table whatever its items (one item or
  * twenty), where the service bills 2 per item per KB.
  *
- * - A write: a unit per KB of the item, rounded up per item; twice that in a transaction. A `Put`
- *   is sized from its item; an `Update`, `Delete` or `ConditionCheck` is billed by the stored item,
- *   which the request does not carry: taken as under 1 KB (every item the credit workload updates is).
+ * - A write: a unit per KB of the item, rounded up per item; twice that in a transaction. DynamoDB
+ *   bills the larger of the item before and after the write. A `Put` is sized from the item it
+ *   writes; an `Update`, `Delete` or `ConditionCheck` names only a key, so its item is taken as
+ *   under 1 KB (every item the credit workload writes is, before and after).
  * - A read: half a unit per item (up to 4 KB) read eventually consistent, one strongly consistent,
  *   two in a transaction; a key not found costs the same.
  */
@@ -26,7 +27,7 @@ function valueSize(value: AttributeValue): number {
   switch (type) {
     case 'S': return utf8(inner as string);
     case 'N': return Math.ceil((inner as string).replace(/^-|\.|e.*$/gi, '').length / 2) + 1;
-    case 'B': return typeof inner === 'string' ? Math.floor((inner.length * 3) / 4) : (inner as Uint8Array).length;
+    case 'B': return typeof inner === 'string' ? Math.floor((inner.replace(/=+$/, '').length * 3) / 4) : (inner as Uint8Array).length;
     case 'SS': return (inner as string[]).reduce((sum, s) => sum + utf8(s), 0);
     case 'NS': return (inner as string[]).reduce((sum, n) => sum + valueSize({ N: n }), 0);
     case 'BS': return (inner as string[]).reduce((sum, b) => sum + valueSize({ B: b }), 0);
