@@ -1,5 +1,6 @@
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { REASONS } from '../../shared/errors/index.ts';
 import { STATUS } from '../../shared/idempotency/record.ts';
 import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { listDeadLetters } from '../../shared/operations/index.ts';
@@ -130,7 +131,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
 
   // A job that only waited for a lock goes back to its queue, not to the DLQ (`requeuedMessage`).
   for (const letter of inputs.lettersBeforeReplay ?? []) {
-    if (letter.reason === 'lock-busy' && workload.jobs.has(letter.idempotencyKey ?? '')) violate('lockWaitDeadLetters', `${letter.idempotencyKey}: ${letter.error.slice(0, 120)}`);
+    if (letter.reason === REASONS.lockBusy && workload.jobs.has(letter.idempotencyKey ?? '')) violate('lockWaitDeadLetters', `${letter.idempotencyKey}: ${letter.error.slice(0, 120)}`);
   }
 
   let screenedCommits = 0;

@@ -101,6 +101,17 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     return touched;
   });
 
+  /**
+   * Deletes a record whose copy went to the DLQ or back to its queue. Now, not with the batch's
+   * answer: a crash later in the invocation would otherwise bring the message back to be handled
+   * again (or, if it now succeeds, run after its verdict). Should this delete fail, the answer
+   * still deletes it (the record is not among its failures).
+   */
+  const deleteHandedOff = async (record: SQSRecord, how: 'dead-lettered' | 'requeued') => {
+    await options.sqs.send(new DeleteMessageCommand({ QueueUrl: await queueUrlOf(record.eventSourceARN), ReceiptHandle: record.receiptHandle }))
+      .catch((error: unknown) => logger.warn(`${how} record not deleted yet; the batch answer deletes it`, { error: error as Error }));
+  };
+
   const sqsJobBatchMiddlewareBefore = async (request: { event: SQSEvent; context: Context }): Promise<SQSBatchResponse> => {
     const { event, context } = request;
     let conflicts = 0;
@@ -152,19 +163,13 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       requeue: async (record, error) => {
         const message = requeuedMessage(record, error, { nowMs: nowMs(), maxLockWaitMs: (options.maxLockWaitSeconds ?? 3_600) * 1000 });
         if (!message) return false;
-        const attributes = {
-          [ATTRIBUTES.backoffSeconds]: message.DelaySeconds, [ATTRIBUTES.reason]: error.reason,
-          ...(error.context.lockKey === undefined ? {} : { [ATTRIBUTES.lockKeys]: String(error.context.lockKey) }),
-        };
         try {
           const queueUrl = await queueUrlOf(record.eventSourceARN);
-          await inSpan(SPANS.lockWait, { attributes }, async (span) => {
+          await inSpan(SPANS.lockWait, { attributes: waitAttributes(error, message.DelaySeconds) }, async (span) => {
             await options.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, ...message }));
             span.setAttribute(ATTRIBUTES.lockRequeued, true);
           });
-          // As for a dead letter: should this delete fail, the batch's answer deletes the record.
-          await options.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: record.receiptHandle }))
-            .catch((deleteError: unknown) => logger.warn('requeued record not deleted yet; the batch answer deletes it', { error: deleteError as Error }));
+          await deleteHandedOff(record, 'requeued');
           return true;
         } catch (sendError) {
           logger.warn('could not requeue a record waiting for a lock; it goes to the DLQ', { error: sendError as Error });
@@ -176,11 +181,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
           QueueUrl: options.deadLetterQueueUrl,
           ...deadLetterMessage(record, error, envelope, { workerVersion, nowMs: nowMs() }),
         })));
-        // Deleted now, not with the batch's answer: a crash later in the invocation would
-        // otherwise bring the message back to be dead-lettered again (or, if it now succeeds, run
-        // after its verdict). Should this delete fail, the answer still deletes it.
-        await options.sqs.send(new DeleteMessageCommand({ QueueUrl: await queueUrlOf(record.eventSourceARN), ReceiptHandle: record.receiptHandle }))
-          .catch((deleteError: unknown) => logger.warn('dead-lettered record not deleted yet; the batch answer deletes it', { error: deleteError as Error }));
+        await deleteHandedOff(record, 'dead-lettered');
       },
     });
     await backOff(outcomes);
@@ -274,12 +275,17 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
  */
 function backoffSpan(outcome: Extract<RecordOutcome, { status: 'retry' }>, backoffSeconds: number) {
   const span = tracer().startSpan(outcome.error instanceof LockBusyError ? SPANS.lockWait : SPANS.visibilityBackoff, {}, contextOfRecord(outcome.record));
-  annotate(span, () => ({
-    [ATTRIBUTES.backoffSeconds]: backoffSeconds, [ATTRIBUTES.reason]: outcome.error.reason,
-    ...(outcome.error.context.lockKey === undefined ? {} : { [ATTRIBUTES.lockKeys]: String(outcome.error.context.lockKey) }),
-    ...(outcome.error.context.leaseUntilMs === undefined ? {} : { [ATTRIBUTES.lockHeldUntilMs]: Number(outcome.error.context.leaseUntilMs) }),
-  }));
+  annotate(span, () => waitAttributes(outcome.error, backoffSeconds));
   return span;
+}
+
+/** What a record waits for before its next try: how long, why, and the lock (and its lease) when one is held. */
+function waitAttributes(error: BallastError, backoffSeconds: number) {
+  return {
+    [ATTRIBUTES.backoffSeconds]: backoffSeconds, [ATTRIBUTES.reason]: error.reason,
+    ...(error.context.lockKey === undefined ? {} : { [ATTRIBUTES.lockKeys]: String(error.context.lockKey) }),
+    ...(error.context.leaseUntilMs === undefined ? {} : { [ATTRIBUTES.lockHeldUntilMs]: Number(error.context.leaseUntilMs) }),
+  };
 }
 
 /**
