@@ -161,7 +161,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       random, serverErrorRate: faults.externalRate * 0.4, slowRate: faults.externalRate * 0.25, hangRate: faults.externalRate * 0.15,
       nonObjectRate: faults.externalRate * 0.2, slowMs: 2_500, hangMs: 8_000,
     };
-    for (const api of fakes.apis.values()) api.setChaos(externalChaos);
+    for (const [setting, api] of fakes.apis) {
+      const convoys = workload.convoys.filter((convoy) => convoy.api === setting);
+      api.setChaos({ ...externalChaos, slowResources: Object.fromEntries(convoys.map((convoy) => [convoy.resourceId, convoy.slowMs])) });
+    }
     const sendMs = (workload.messages.length / (options.sendRate ?? 60)) * 1000;
     let readersOn = true;
     const reading = readConcurrently(outputs.ReadApiUrl as string, workload, random, () => readersOn);

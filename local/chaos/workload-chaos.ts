@@ -18,6 +18,17 @@ export interface ChaosJob {
   readonly allowedReasons: readonly Reason[];
 }
 
+/** See {@link ChaosTraffic.convoy}. */
+export interface ChaosConvoy {
+  /** The setting naming the API fake its jobs call, e.g. `PARTNER_API_URL`. */
+  readonly api: string;
+  /** The resource they all lock, as the fake's path names it. */
+  readonly resourceId: string;
+  /** How long the fake takes over every call for it: longer than the lease, shorter than the worker's timeout. */
+  readonly slowMs: number;
+  readonly jobs: readonly ChaosJob[];
+}
+
 /** A fuzzed body and the fate the worker owes it (see the account example's `poisonMessages`). */
 export interface ChaosPoison {
   readonly kind: string;
@@ -35,6 +46,8 @@ export interface ChaosPoison {
 export interface ChaosTrafficRequest {
   readonly seed: number;
   readonly random: () => number;
+  /** Messages in the run's main phase (all workloads, copies and poison included): what a convoy scales with. */
+  readonly jobs: number;
   /** Builds a job of the run (its key, job id, trace id and time derived from the run's seed) and records it. */
   job(kind: string, type: string, resourceId: string, payload: Record<string, unknown>, allowedReasons: readonly Reason[]): ChaosJob;
 }
@@ -47,6 +60,13 @@ export interface ChaosTraffic {
   next(): ChaosJob;
   /** Read API paths the readers poll, hottest first (the readers favour the front). */
   readonly reads: readonly string[];
+  /**
+   * A convoy on one resource: external jobs whose API answers every call for that resource slowly
+   * (past the lock lease, so each holder heartbeats it), sent close together in the main phase.
+   * The jobs behind its lock meet it receive after receive; waiting is not failing, so the run
+   * expects them requeued, never dead-lettered. @default - none
+   */
+  readonly convoy?: ChaosConvoy;
   /** Fuzzed poison on its own messages (the run interleaves it). @default - none */
   poison?(count: number): readonly ChaosPoison[];
   /** What the report says the traffic ran over, e.g. `{ accounts: 200 }`. */

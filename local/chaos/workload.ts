@@ -2,9 +2,12 @@ import { createEnvelope, type Envelope } from '../../shared/envelope/index.ts';
 import type { Workload } from '../../shared/workloads/index.ts';
 import { workloadLocal } from '../workload-local.ts';
 import { seededRandom } from './random.ts';
-import type { ChaosJob, ChaosPoison, WorkloadChaos } from './workload-chaos.ts';
+import type { ChaosConvoy, ChaosJob, ChaosPoison, WorkloadChaos } from './workload-chaos.ts';
 
-export type { ChaosJob, ChaosPoison } from './workload-chaos.ts';
+export type { ChaosConvoy, ChaosJob, ChaosPoison } from './workload-chaos.ts';
+
+/** Where in the main phase the convoys' jobs are sent, as fractions of it: close together, with time left to wait after. */
+const CONVOY_WINDOW = [0.25, 0.45] as const;
 
 /** One message to send: a job's first copy, a copy of it, or poison. */
 export type ChaosMessage =
@@ -13,7 +16,7 @@ export type ChaosMessage =
 
 export interface ChaosWorkloadOptions {
   readonly seed: number;
-  /** Messages in the main phase (copies and poison included). */
+  /** Messages in the main phase (copies and poison included; the workloads' convoys come on top). */
   readonly jobs: number;
   /** Fraction of messages that are a producer's retry of an earlier job: new jobId, same key. @default 0.1 */
   readonly producerDuplicateRate?: number;
@@ -38,6 +41,8 @@ export interface ChaosWorkload {
   /** Every valid intent, by idempotency key (openings included). */
   readonly jobs: ReadonlyMap<string, ChaosJob>;
   readonly poison: readonly ChaosPoison[];
+  /** The workloads' convoys, their jobs among `messages`. */
+  readonly convoys: readonly ChaosConvoy[];
   /** Read API paths for the readers, hottest first within each workload. */
   readonly reads: readonly (readonly string[])[];
   readonly sizes: Readonly<Record<string, number>>;
@@ -65,7 +70,7 @@ export async function chaosWorkload(workloads: readonly Workload[], options: Cha
     jobs.set(created.idempotencyKey, created);
     return created;
   };
-  const traffic = parts.map((part) => part.chaos.traffic({ seed: options.seed, random, job }));
+  const traffic = parts.map((part) => part.chaos.traffic({ seed: options.seed, random, jobs: options.jobs, job }));
   const openings = traffic.flatMap((share) => share.openings).map((opening): ChaosMessage => ({ role: 'job', body: opening.body, job: opening }));
 
   const poisonCount = Math.round(options.jobs * (options.poisonRate ?? 0.01));
@@ -108,6 +113,14 @@ export async function chaosWorkload(workloads: readonly Workload[], options: Cha
     sent.push(created);
     messages.push({ role: 'job', body: created.body, job: created });
   }
+  const convoys = traffic.flatMap((share) => (share.convoy ? [share.convoy] : []));
+  const convoyJobs = convoys.flatMap((convoy) => convoy.jobs);
+  const [from, to] = CONVOY_WINDOW.map((fraction) => Math.floor(fraction * messages.length)) as [number, number];
+  // From the back, so the positions still ahead are not shifted by the insertions.
+  for (let i = convoyJobs.length - 1; i >= 0; i -= 1) {
+    const convoyJob = convoyJobs[i] as ChaosJob;
+    messages.splice(from + Math.floor((i * (to - from)) / convoyJobs.length), 0, { role: 'job', body: convoyJob.body, job: convoyJob });
+  }
   // Valid near-limit bodies from the fuzzer are jobs like any other.
   for (const message of poison) {
     if (!message.valid || !message.idempotencyKey) continue;
@@ -117,7 +130,7 @@ export async function chaosWorkload(workloads: readonly Workload[], options: Cha
     });
   }
   return {
-    parts, openings, messages, jobs, poison,
+    parts, openings, messages, jobs, poison, convoys,
     reads: traffic.map((share) => share.reads),
     sizes: Object.assign({}, ...traffic.map((share) => share.sizes)) as Record<string, number>,
   };

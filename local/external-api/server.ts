@@ -82,6 +82,11 @@ export interface ExternalApiChaos {
   readonly hangMs?: number;
   /** 200 with a JSON text that is not an object, and no effect. @default 0 */
   readonly nonObjectRate?: number;
+  /**
+   * Resources whose every call takes this long (ms) at least: a backend slow for one customer, so
+   * that its callers hold their locks past a lease, one after another. @default {}
+   */
+  readonly slowResources?: Readonly<Record<string, number>>;
 }
 
 interface Stored {
@@ -149,9 +154,9 @@ export async function startExternalApi(options: ExternalApiOptions): Promise<Ext
       const pick = Math.floor((chaos?.random() ?? 0) * nonObjectBodies.length);
       return sendText(response, 200, nonObjectBodies[pick] ?? nonObjectBodies[0]);
     }
-    if (fault === EXTERNAL_API_FAULTS.slow || fault === EXTERNAL_API_FAULTS.hang) {
-      await new Promise((resolve) => setTimeout(resolve, fault === EXTERNAL_API_FAULTS.slow ? chaos?.slowMs ?? 2_500 : chaos?.hangMs ?? 8_000));
-    }
+    const drawnMs = fault === EXTERNAL_API_FAULTS.slow ? chaos?.slowMs ?? 2_500 : fault === EXTERNAL_API_FAULTS.hang ? chaos?.hangMs ?? 8_000 : 0;
+    const waitMs = Math.max(drawnMs, chaos?.slowResources?.[resourceId] ?? 0);
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
     const fence = Number(request.headers['x-fencing-token'] ?? 0);
     if (fence < (fences.get(resourceId) ?? 0)) return send(response, 409, { error: `fencing token ${fence} is stale` });
     fences.set(resourceId, fence);

@@ -6,17 +6,24 @@ import { JOB_TYPES } from '../schemas.ts';
 import { poisonMessages } from './poison.ts';
 
 const ACCOUNTS = 200;
+/** The partner's answer time for the convoy's account: past the chaos stack's 1.5 s lease, within its 4 s timeout. */
+const CONVOY_SLOW_MS = 2_500;
+/** The convoy's job kind; a sync like any other. */
+const CONVOY = 'convoy-sync';
+const SYNCS = new Set(['sync', CONVOY]);
 
 /**
  * The account example in the chaos run: credits, debits (one in ten past any balance),
  * expected-version debits (mostly stale), transfers between two hot accounts, profile syncs
  * (external, the partner fake), all skewed towards a few hot accounts so locks, lanes and
- * transactions contend; and the fuzzer's poison on its messages.
+ * transactions contend; a convoy of syncs on one cold account whose partner answers slowly, so
+ * jobs wait on its lock for longer than their receives last; and the fuzzer's poison on its
+ * messages.
  */
 export const accountChaos: WorkloadChaos = {
   weight: 2,
   rejections: { [ACCOUNT_REASONS.partnerRejected]: PARTNER_API_URL },
-  traffic({ seed, random, job }: ChaosTrafficRequest) {
+  traffic({ seed, random, jobs, job }: ChaosTrafficRequest) {
     const accountIds = Array.from({ length: ACCOUNTS }, (_, i) => `acc-${String(i).padStart(4, '0')}`);
     // Squaring a uniform draw puts half the traffic on the hottest ~25 % of accounts.
     const hot = () => accountIds[Math.floor(random() ** 2 * ACCOUNTS)] as string;
@@ -25,6 +32,11 @@ export const accountChaos: WorkloadChaos = {
       sizes: { accounts: ACCOUNTS },
       reads: accountIds.map((id) => `accounts/${id}`),
       openings: accountIds.map((id) => job('opening-credit', JOB_TYPES.credit, id, { amount: 10_000 }, [])),
+      // The coldest account (the draw favours the front): the convoy alone holds its lock.
+      convoy: {
+        api: PARTNER_API_URL, resourceId: accountIds[ACCOUNTS - 1] as string, slowMs: CONVOY_SLOW_MS,
+        jobs: Array.from({ length: Math.max(12, Math.round(jobs / 100)) }, () => job(CONVOY, JOB_TYPES.syncProfile, accountIds[ACCOUNTS - 1] as string, { reason: 'convoy' }, [])),
+      },
       next(): ChaosJob {
         const accountId = hot();
         const mix = random();
@@ -77,7 +89,7 @@ export const accountChaos: WorkloadChaos = {
     // The partner: one effect for each committed sync, none for anything else.
     const partner = apis.get(PARTNER_API_URL);
     for (const [key, seen] of partner?.keys() ?? []) {
-      if (seen.effects > 0 && jobs.get(key)?.kind !== 'sync') violate('syncEffects', `${key}: partner effect for a key that is not a sync`);
+      if (seen.effects > 0 && !SYNCS.has(jobs.get(key)?.kind ?? '')) violate('syncEffects', `${key}: partner effect for a key that is not a sync`);
     }
     for (const [key, record] of completed) {
       if (record.jobType === JOB_TYPES.syncProfile && (partner?.keys().get(key)?.effects ?? 0) !== 1) {
