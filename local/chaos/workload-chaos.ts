@@ -20,7 +20,7 @@ export interface ChaosJob {
 
 /** See {@link ChaosTraffic.convoy}. */
 export interface ChaosConvoy {
-  /** The setting naming the API fake its jobs call, e.g. `PARTNER_API_URL`. */
+  /** The setting naming the API fake its jobs call, e.g. `PAYMENTS_API_URL`. */
   readonly api: string;
   /** The resource they all lock, as the fake's path names it. */
   readonly resourceId: string;
