@@ -197,7 +197,7 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
     };
     if (outcome === 'promote') await replay(INCOMPATIBLE, 'only v2 can read');
     // The traffic's hot accounts, not the update, put these here: a job that met a lock held by
-    // another job on each of its receives (it waits out the holder's lease each time). The
+    // another job on each of its receives, on a version older than the requeue of lock waits. The
     // runbook's answer is the same replay, and the jobs must then complete like every other.
     await replay(REASONS.lockBusy, 'that met a lock held on each of their receives');
     reading = false;

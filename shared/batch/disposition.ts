@@ -29,7 +29,8 @@ export interface BackoffOptions {
 /**
  * Visibility delay for a failed record: exponential in the receive count, capped, with "equal
  * jitter" (half fixed, half random) so retries of one burst drain out like a leaky bucket instead
- * of returning together. `atLeastSeconds` honours a known wait, e.g. a lock's remaining lease.
+ * of returning together. `atLeastSeconds` honours a known wait, e.g. a job in progress elsewhere (its
+ * claim's remaining lease); a held lock waits {@link lockWaitSeconds} instead.
  */
 export function backoffSeconds(attempt: number, options: BackoffOptions = {}, random = Math.random, atLeastSeconds = 0): number {
   const base = options.baseSeconds ?? 2;
@@ -37,6 +38,19 @@ export function backoffSeconds(attempt: number, options: BackoffOptions = {}, ra
   const exponential = Math.min(cap, base * 2 ** Math.max(0, attempt - 1));
   const jittered = exponential / 2 + random() * (exponential / 2);
   return Math.min(cap, Math.max(Math.ceil(jittered), Math.ceil(atLeastSeconds)));
+}
+
+/**
+ * Visibility delay for a record whose claim met a lock another job holds (`retryAfterMs`: the
+ * holder's remaining lease): its backoff, never longer than that lease, and at least a second. Not
+ * the whole lease: a holder that heartbeats keeps its lease a full term ahead and releases the lock
+ * as soon as its job is done, usually long before, so waiting the lease out would leave the
+ * resource idle while its jobs queue. A holder that stalled costs the waiter a few receives more,
+ * and its last receive requeues it ({@link requeuedMessage}).
+ */
+export function lockWaitSeconds(attempt: number, retryAfterMs: number, options: BackoffOptions = {}, random = Math.random): number {
+  const leaseSeconds = Math.ceil(Math.max(0, Number.isFinite(retryAfterMs) ? retryAfterMs : 0) / 1000);
+  return Math.max(1, Math.min(backoffSeconds(attempt, options, random), leaseSeconds));
 }
 
 /**
@@ -80,13 +94,14 @@ export const LOCK_WAIT_SINCE_ATTRIBUTE = 'ballast.lockWaitSince';
  * The copy of a record that still meets a held lock on its last receive, sent to its own queue as
  * a new message: its receive count starts over, so waiting behind a busy resource never spends the
  * attempts that would dead-letter it. Same body and attributes (the trace context among them),
- * delayed by the holder's remaining lease, and `ballast.lockWaitSince` carrying when the wait
+ * delayed by its {@link lockWaitSeconds} at the receive count it reached (the copy's receives go
+ * on from its backoff, not from the first), and `ballast.lockWaitSince` carrying when the wait
  * began. Undefined when the record should go to the DLQ after all: it has waited longer than
  * `maxLockWaitMs` (a lock no one ever gets is an incident, not a queue), it is on a FIFO queue (a
  * copy would jump its group's order and cannot be delayed), or its attributes leave no room.
  */
 export function requeuedMessage(
-  record: SQSRecord, error: BallastError, facts: { nowMs: number; maxLockWaitMs: number },
+  record: SQSRecord, error: BallastError, facts: { nowMs: number; maxLockWaitMs: number; backoff?: BackoffOptions; random?: () => number },
 ): { MessageBody: string; MessageAttributes: Record<string, MessageAttributeValue>; DelaySeconds: number } | undefined {
   if (record.eventSourceARN.endsWith('.fifo')) return undefined;
   // The first copy's start, else this message's send time; neither trusted past now (a skewed clock must not extend the wait).
@@ -99,7 +114,8 @@ export function requeuedMessage(
   return {
     MessageBody: record.body,
     MessageAttributes: { ...Object.fromEntries(carried), [LOCK_WAIT_SINCE_ATTRIBUTE]: { DataType: 'Number', StringValue: String(waitingSince) } },
-    DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(Number(error.context.retryAfterMs ?? 0) / 1000))),
+    DelaySeconds: Math.min(MAX_DELAY_SECONDS,
+      lockWaitSeconds(Number(record.attributes.ApproximateReceiveCount ?? 1), Number(error.context.retryAfterMs ?? 0), facts.backoff, facts.random)),
   };
 }
 

@@ -9,7 +9,7 @@ import type { IdempotencyStore, ScreenedRecords } from '../idempotency/index.ts'
 import { lockKey } from '../lock/index.ts';
 import { countByReason, METRICS, MetricUnit, type Observability } from '../observability/index.ts';
 import { annotate, ATTRIBUTES, contextOfRecord, inSpan, SPANS, tracer } from '../tracing/index.ts';
-import { backoffSeconds, deadLetterMessage, requeuedMessage, type BackoffOptions } from './disposition.ts';
+import { backoffSeconds, deadLetterMessage, lockWaitSeconds, requeuedMessage, type BackoffOptions } from './disposition.ts';
 import { processBatch } from './process-batch.ts';
 import { runJob } from './run-job.ts';
 import type { JobHandler, RecordOutcome } from './types.ts';
@@ -161,7 +161,9 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
         });
       },
       requeue: async (record, error) => {
-        const message = requeuedMessage(record, error, { nowMs: nowMs(), maxLockWaitMs: (options.maxLockWaitSeconds ?? 3_600) * 1000 });
+        const message = requeuedMessage(record, error, {
+          nowMs: nowMs(), maxLockWaitMs: (options.maxLockWaitSeconds ?? 3_600) * 1000, backoff: options.backoff, random: options.random,
+        });
         if (!message) return false;
         try {
           const queueUrl = await queueUrlOf(record.eventSourceARN);
@@ -169,6 +171,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
             await options.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, ...message }));
             span.setAttribute(ATTRIBUTES.lockRequeued, true);
           });
+          metrics.addMetric(METRICS.lockWaitMs, MetricUnit.Milliseconds, message.DelaySeconds * 1000);
           await deleteHandedOff(record, 'requeued');
           return true;
         } catch (sendError) {
@@ -191,22 +194,28 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     return { batchItemFailures: outcomes.filter((o) => o.status === 'retry').map((o) => ({ itemIdentifier: o.record.messageId })) };
   };
 
+  /** A retried record's backoff: after a held lock, its lock wait (never the whole lease); after anything else, at least what the error says to wait. */
+  const visibilityOf = (record: SQSRecord, error: BallastError) => {
+    const attempt = Number(record.attributes.ApproximateReceiveCount ?? 1);
+    const retryAfterMs = Number(error.context.retryAfterMs ?? 0);
+    return error instanceof LockBusyError
+      ? lockWaitSeconds(attempt, retryAfterMs, options.backoff, options.random)
+      : backoffSeconds(attempt, options.backoff, options.random, retryAfterMs / 1000);
+  };
+
   /** Pushes each retried record's next appearance out by its backoff (10 entries per call). */
   const backOff = async (outcomes: readonly RecordOutcome[]) => {
-    const retried = outcomes.filter((o): o is Extract<RecordOutcome, { status: 'retry' }> => o.status === 'retry');
+    const retried = outcomes.filter((o): o is Extract<RecordOutcome, { status: 'retry' }> => o.status === 'retry')
+      .map((o) => ({ ...o, visibilitySeconds: visibilityOf(o.record, o.error) }));
+    for (const o of retried) if (o.error instanceof LockBusyError) metrics.addMetric(METRICS.lockWaitMs, MetricUnit.Milliseconds, o.visibilitySeconds * 1000);
     const byQueue = Map.groupBy(retried, (o) => o.record.eventSourceARN);
     for (const [arn, group] of byQueue) {
       const queueUrl = await queueUrlOf(arn).catch(() => undefined);
       if (!queueUrl) continue; // the records still reappear after the queue's visibility timeout
       for (let start = 0; start < group.length; start += 10) {
         const slice = group.slice(start, start + 10);
-        const entries = slice.map((o, i) => ({
-          Id: String(i),
-          ReceiptHandle: o.record.receiptHandle,
-          VisibilityTimeout: backoffSeconds(Number(o.record.attributes.ApproximateReceiveCount ?? 1), options.backoff, options.random,
-            Number(o.error.context.retryAfterMs ?? 0) / 1000),
-        }));
-        const spans = slice.map((o, i) => backoffSpan(o, entries[i]?.VisibilityTimeout ?? 0));
+        const entries = slice.map((o, i) => ({ Id: String(i), ReceiptHandle: o.record.receiptHandle, VisibilityTimeout: o.visibilitySeconds }));
+        const spans = slice.map((o) => backoffSpan(o, o.visibilitySeconds));
         await options.sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: entries }))
           .then((out) => {
             if (out.Failed?.length) logger.warn('could not back off some retried records; they reappear after the visibility timeout', { failed: out.Failed });
@@ -261,7 +270,6 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
   const countContention = (error: BallastError) => {
     if (error instanceof LockBusyError) {
       metrics.addMetric(METRICS.lockContention, MetricUnit.Count, 1);
-      metrics.addMetric(METRICS.lockWaitMs, MetricUnit.Milliseconds, Math.max(0, Number(error.context.retryAfterMs ?? 0)));
     }
     if (error.reason === REASONS.fenced) metrics.addMetric(METRICS.fenced, MetricUnit.Count, 1);
   };
@@ -271,7 +279,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
 
 /**
  * A retried record's backoff, in its job's trace: `lock_wait` when a held lease refused it (the
- * message now waits out the holder), `visibility_backoff` otherwise.
+ * message waits to try the lock again), `visibility_backoff` otherwise.
  */
 function backoffSpan(outcome: Extract<RecordOutcome, { status: 'retry' }>, backoffSeconds: number) {
   const span = tracer().startSpan(outcome.error instanceof LockBusyError ? SPANS.lockWait : SPANS.visibilityBackoff, {}, contextOfRecord(outcome.record));

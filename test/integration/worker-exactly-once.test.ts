@@ -178,6 +178,36 @@ describe('worker: exactly-once effects on DynamoDB Local + fauxqs', () => {
     assert.equal(((await h.account(accountId))?.profile as { syncedBy?: string }).syncedBy, 'long-2');
   });
 
+  it('a job behind a held lock tries again after its backoff, not after the holder\'s whole lease: it runs soon after the lock is released', async () => {
+    // GIVEN a sync holding an account's lock under a 30 s lease for 0.8 s (a holder that heartbeats keeps its lease a whole term ahead)
+    const queues = await h.queues({ visibilityTimeoutSeconds: 30 });
+    const accountId = 'acc-released';
+    await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 1 } }));
+    await h.drain(queues, h.worker(queues));
+    await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, idempotencyKey: 'released-1', payload: {} }));
+    h.partner.setDelay(800);
+    const worker = h.worker(queues, { config: { leaseMs: 30_000 } });
+    try {
+      const holder = h.deliver(queues, worker);
+      await sleep(300);
+      // WHEN a rival sync for the same account meets the lock
+      await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, idempotencyKey: 'released-2', payload: {} }));
+      const { value: rival, output } = await captureOutput(() => h.deliver(queues, worker));
+      assert.equal(rival.failed.size, 1, 'the rival met the lock and is retried');
+      assert.equal(metricTotal(output, METRICS.lockContention), 1);
+      assert.ok(metricTotal(output, METRICS.lockWaitMs) <= 2_000, `waits its backoff, not the ~30 s left of the lease: ${metricTotal(output, METRICS.lockWaitMs)} ms`);
+      assert.deepEqual((await holder).response, { batchItemFailures: [] });
+    } finally {
+      h.partner.setDelay(0);
+    }
+    // THEN it is back within its first backoff (1 s here) and runs, ~29 s before the holder's lease would have ended
+    const syncedBy = async () => ((await h.account(accountId))?.profile as { syncedBy?: string } | undefined)?.syncedBy;
+    assert.equal(await syncedBy(), 'released-1');
+    for (let round = 0; round < 6 && (await syncedBy()) !== 'released-2'; round += 1) await h.deliver(queues, worker);
+    assert.equal(await syncedBy(), 'released-2');
+    assert.deepEqual(await h.deadLetters(queues), []);
+  });
+
   it('a job still meeting a held lock on its last receive is requeued, not dead-lettered: it runs once the lock is free', async () => {
     // GIVEN a queue that redrives after a single receive, and a sync holding the account's lock for 1.5 s
     const queues = await h.queues({ visibilityTimeoutSeconds: 1, maxReceiveCount: 1 });

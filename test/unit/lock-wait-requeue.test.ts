@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSMessageAttributes, SQSRecord } from 'aws-lambda';
-import { processBatch, requeuedMessage, type ProcessBatchOptions } from '../../shared/batch/index.ts';
+import { lockWaitSeconds, processBatch, requeuedMessage, type ProcessBatchOptions } from '../../shared/batch/index.ts';
 import { LockBusyError, REASONS, TransientError } from '../../shared/errors/index.ts';
 import { jobRecord } from '../helpers/sqs-records.ts';
 
@@ -12,12 +12,28 @@ const attributes = (count: number): SQSMessageAttributes => Object.fromEntries(A
 ]));
 const sentAt = (record: SQSRecord, ms: number): SQSRecord => ({ ...record, attributes: { ...record.attributes, SentTimestamp: String(ms) } });
 
+describe('lockWaitSeconds: how long a record waits before trying a held lock again', () => {
+  it('is its backoff, never longer than the holder\'s lease: a holder releases when its job is done, usually long before its lease', () => {
+    // A holder that heartbeats keeps its lease a whole term (30 s) ahead: waiting it out would idle the resource
+    assert.equal(lockWaitSeconds(1, 30_000, {}, () => 0), 1);
+    assert.equal(lockWaitSeconds(1, 30_000, {}, () => 1), 2);
+    assert.equal(lockWaitSeconds(4, 30_000, {}, () => 1), 16);
+    // Never past the lease: then the lock is free, or its holder stalled and the lock can be taken over
+    assert.equal(lockWaitSeconds(4, 3_200, {}, () => 1), 4);
+    assert.equal(lockWaitSeconds(9, 30_000, { maxSeconds: 300 }, () => 1), 30);
+    // A lease that already ended (a stalled holder's) still waits a second, not zero: no spinning on one lock
+    assert.equal(lockWaitSeconds(1, -500, {}, () => 0), 1);
+  });
+});
+
 describe('requeuedMessage: a record still waiting for a lock, sent again as a new message', () => {
-  it('carries the body and every attribute, waits out the holder\'s lease as its delay, and remembers since when it waits', () => {
-    const record = sentAt({ ...jobRecord({ resourceId: 'a' }), messageAttributes: attributes(2) }, 1_000);
+  it('carries the body and every attribute, is delayed by its lock wait, and remembers since when it waits', () => {
+    const record = sentAt({ ...jobRecord({ resourceId: 'a' }, { attempt: 5 }), messageAttributes: attributes(2) }, 1_000);
     const copy = requeuedMessage(record, busy(2_500), { nowMs: 60_000, maxLockWaitMs: HOUR_MS });
     assert.equal(copy?.MessageBody, record.body);
-    assert.equal(copy?.DelaySeconds, 3, "the holder's lease, rounded up");
+    assert.equal(copy?.DelaySeconds, 3, "the holder's lease, rounded up, being shorter than the fifth receive's backoff");
+    assert.equal(requeuedMessage(record, busy(30_000), { nowMs: 60_000, maxLockWaitMs: HOUR_MS, random: () => 0 })?.DelaySeconds, 16,
+      'the backoff the receives had reached, not a whole lease');
     assert.deepEqual(copy?.MessageAttributes, {
       p0: { DataType: 'String', StringValue: 'v0' }, p1: { DataType: 'String', StringValue: 'v1' },
       'ballast.lockWaitSince': { DataType: 'Number', StringValue: '1000' },
@@ -26,7 +42,8 @@ describe('requeuedMessage: a record still waiting for a lock, sent again as a ne
     const again = sentAt({ ...record, messageAttributes: { ...record.messageAttributes, 'ballast.lockWaitSince': { dataType: 'Number', stringValue: '500', stringListValues: [], binaryListValues: [] } } }, 50_000);
     assert.equal(requeuedMessage(again, busy(0), { nowMs: 60_000, maxLockWaitMs: HOUR_MS })?.MessageAttributes?.['ballast.lockWaitSince']?.StringValue, '500');
     // SQS delays a message 15 minutes at most
-    assert.equal(requeuedMessage(record, busy(2 * HOUR_MS), { nowMs: 60_000, maxLockWaitMs: 3 * HOUR_MS })?.DelaySeconds, 900);
+    const late = sentAt(jobRecord({ resourceId: 'a' }, { attempt: 12 }), 1_000);
+    assert.equal(requeuedMessage(late, busy(2 * HOUR_MS), { nowMs: 60_000, maxLockWaitMs: 3 * HOUR_MS, backoff: { maxSeconds: 3_600 }, random: () => 1 })?.DelaySeconds, 900);
   });
 
   it('declines (the record is then dead-lettered with lock-busy) past the longest wait, on a FIFO queue, or with no room left for its attribute', () => {
