@@ -2,7 +2,7 @@ import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { REASONS } from '../../shared/errors/index.ts';
 import { STATUS } from '../../shared/idempotency/record.ts';
-import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
+import { UNLABELLED_REASON, type DeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { listDeadLetters } from '../../shared/operations/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import type { ReconcileReport } from '../../shared/cache/index.ts';
@@ -25,9 +25,22 @@ export const INVARIANTS = {
   untracedJobs: 'completed jobs whose trace shows no delivery under their producer\'s span (the trace context was lost on a hop)',
   doubleCommitsInTraces: 'idempotency keys whose traces show two commits that both committed',
   lockWaitDeadLetters: 'valid jobs dead-lettered because their resource stayed locked (waiting is not failing: they are requeued), before replay',
+  misjudgedDeadLetters: 'valid jobs dead-lettered, before replay, for a reason neither the fault schedule nor their content gives them (a fatal verdict on a good job, an error the worker could not classify)',
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
 const TRACING_INVARIANTS: readonly InvariantName[] = ['untracedJobs', 'doubleCommitsInTraces'];
+/** Invariants that read the DLQ as it was before the replay. */
+const BEFORE_REPLAY_INVARIANTS: readonly InvariantName[] = ['lockWaitDeadLetters', 'misjudgedDeadLetters'];
+/**
+ * Dead-letter reasons the fault schedule alone can give a valid job: transient failures that
+ * outlasted its receives (a crashed holder's claim, a stalled lease taken over, throttling, an
+ * outage, the deadline), and SQS's own redrive of a message whose invocations kept crashing.
+ * Anything else on a valid job is a verdict its content did not earn.
+ */
+const SCHEDULE_REASONS: ReadonlySet<string> = new Set([
+  REASONS.jobInProgress, REASONS.lockBusy, REASONS.fenced, REASONS.transactionConflict, REASONS.throttled, REASONS.dependencyUnavailable,
+  REASONS.deadline, REASONS.groupBlocked, UNLABELLED_REASON,
+]);
 
 export interface InvariantReport {
   /** Every invariant checked (the run's, then each workload's), with what one violation is. */
@@ -62,8 +75,9 @@ export interface InvariantInputs {
    */
   readonly traces?: (key: string) => TraceQueryResult;
   /**
-   * The DLQ as it was before the replay of what the fault schedule put there. Without it (a
-   * rehearsal, whose older version may predate the requeue of lock waits) `lockWaitDeadLetters` is not checked.
+   * The DLQ as it was before the replay of what the fault schedule put there (a replay that
+   * succeeds would otherwise hide a wrong verdict). Without it (a rehearsal, whose older version
+   * may predate the requeue of lock waits) `lockWaitDeadLetters` and `misjudgedDeadLetters` are not checked.
    */
   readonly lettersBeforeReplay?: readonly DeadLetter[];
 }
@@ -84,7 +98,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   ]);
   const descriptions: Record<string, string> = { ...INVARIANTS };
   if (!inputs.traces) for (const name of TRACING_INVARIANTS) delete descriptions[name];
-  if (!inputs.lettersBeforeReplay) delete descriptions.lockWaitDeadLetters;
+  if (!inputs.lettersBeforeReplay) for (const name of BEFORE_REPLAY_INVARIANTS) delete descriptions[name];
   for (const part of workload.parts) {
     for (const [name, text] of Object.entries(part.chaos.invariants)) {
       if (name in descriptions) throw new Error(`chaos invariant ${name} of ${part.workload} is already another's: name it differently`);
@@ -129,9 +143,14 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
     part.chaos.check({ completed, state, lettersByKey, jobs: workload.jobs, apis: inputs.apis, violate });
   }
 
-  // A job that only waited for a lock goes back to its queue, not to the DLQ (`requeuedMessage`).
   for (const letter of inputs.lettersBeforeReplay ?? []) {
-    if (letter.reason === REASONS.lockBusy && workload.jobs.has(letter.idempotencyKey ?? '')) violate('lockWaitDeadLetters', `${letter.idempotencyKey}: ${letter.error.slice(0, 120)}`);
+    const job = workload.jobs.get(letter.idempotencyKey ?? '');
+    if (!job) continue;
+    // A job that only waited for a lock goes back to its queue, not to the DLQ (`requeuedMessage`).
+    if (letter.reason === REASONS.lockBusy) violate('lockWaitDeadLetters', `${letter.idempotencyKey}: ${letter.error.slice(0, 120)}`);
+    if (!SCHEDULE_REASONS.has(letter.reason) && !allowed(job, letter, rejected)) {
+      violate('misjudgedDeadLetters', `${job.kind} ${job.idempotencyKey}: ${letter.reason} (${letter.error.slice(0, 120)})`);
+    }
   }
 
   let screenedCommits = 0;

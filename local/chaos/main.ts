@@ -20,6 +20,7 @@ const HELP = `npm run chaos -- [flags]
   --send-rate N          messages per second (default 60)
   --crash-after R        invocations crashing after their work (default ${DEFAULT_FAULTS.crashAfterWorkRate})
   --crash-before R       invocations crashing before their work (default ${DEFAULT_FAULTS.crashBeforeWorkRate})
+  --crash-during R       invocations killed while their handler runs (default ${DEFAULT_FAULTS.crashDuringWorkRate})
   --timeout-rate R       invocations delayed past the timeout (default ${DEFAULT_FAULTS.timeoutRate})
   --dynamodb-rate R      DynamoDB requests answered by the fault proxy (default ${DEFAULT_FAULTS.dynamodbRate})
   --external-rate R      requests to the workloads' API fakes failing, slow, hung or answering non-objects (default ${DEFAULT_FAULTS.externalRate})
@@ -35,6 +36,7 @@ const flags = scriptFlags({
     'send-rate': { type: 'string', default: '60' },
     'crash-after': { type: 'string', default: String(DEFAULT_FAULTS.crashAfterWorkRate) },
     'crash-before': { type: 'string', default: String(DEFAULT_FAULTS.crashBeforeWorkRate) },
+    'crash-during': { type: 'string', default: String(DEFAULT_FAULTS.crashDuringWorkRate) },
     'timeout-rate': { type: 'string', default: String(DEFAULT_FAULTS.timeoutRate) },
     'dynamodb-rate': { type: 'string', default: String(DEFAULT_FAULTS.dynamodbRate) },
     'external-rate': { type: 'string', default: String(DEFAULT_FAULTS.externalRate) },
@@ -51,6 +53,7 @@ const options = {
   faults: {
     crashAfterWorkRate: number('crash-after', 0, 0.5),
     crashBeforeWorkRate: number('crash-before', 0, 0.5),
+    crashDuringWorkRate: number('crash-during', 0, 0.5),
     timeoutRate: number('timeout-rate', 0, 0.5),
     dynamodbRate: number('dynamodb-rate', 0, 0.5),
     externalRate: number('external-rate', 0, 0.9),

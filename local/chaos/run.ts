@@ -27,6 +27,8 @@ export interface ChaosFaults {
   readonly crashAfterWorkRate: number;
   /** Invocations whose sandbox dies before the handler runs. */
   readonly crashBeforeWorkRate: number;
+  /** Invocations whose sandbox is killed while the handler runs (after a claim, mid external call, a commit in flight). */
+  readonly crashDuringWorkRate: number;
   /** Invocations delayed past the function timeout. */
   readonly timeoutRate: number;
   /** DynamoDB requests from the functions answered by the fault proxy instead (split over its kinds). */
@@ -40,7 +42,7 @@ export interface ChaosFaults {
 }
 
 export const DEFAULT_FAULTS: ChaosFaults = {
-  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, redis: true, redisOutageMs: 30_000,
+  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, crashDuringWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, redis: true, redisOutageMs: 30_000,
 };
 
 export interface ChaosOptions {
@@ -116,6 +118,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let workerName = '';
   const cloud = await startLocalCloud({
     engines, appFile: APP, context: fakes.settings,
+    // Every job's trace is read at the end: the store must not drop the early ones (a trace per message, with room for the rest).
+    tracing: { maxTraces: 10_000 + 2 * (workload.openings.length + workload.messages.length) },
     functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint },
     faults: {},
     onInvocation: (functionName, summary) => {
@@ -125,6 +129,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       if (error.errorType === 'Handler' && functionName === workerName) thrown += 1;
       if (/injected crash after/.test(error.message)) injected.crashesAfterWork = (injected.crashesAfterWork ?? 0) + 1;
       if (/injected crash before/.test(error.message)) injected.crashesBeforeWork = (injected.crashesBeforeWork ?? 0) + 1;
+      if (/injected crash during/.test(error.message)) injected.crashesDuringWork = (injected.crashesDuringWork ?? 0) + 1;
     },
   });
   const { outputs } = cloud.resources as { outputs: Record<string, string> };
@@ -155,6 +160,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     enter('send');
     cloud.faults.crashAfterWorkRate = faults.crashAfterWorkRate;
     cloud.faults.crashBeforeWorkRate = faults.crashBeforeWorkRate;
+    cloud.faults.crashDuringWorkRate = faults.crashDuringWorkRate;
     cloud.faults.delayPastTimeoutRate = faults.timeoutRate;
     Object.assign(proxy.rates, splitRate(faults.dynamodbRate));
     const externalChaos: ExternalApiChaos = {
@@ -177,6 +183,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await drain(sqs, outputs.JobsQueueUrl as string, options.drainTimeoutMs ?? 20 * 60_000, log);
     cloud.faults.crashAfterWorkRate = 0;
     cloud.faults.crashBeforeWorkRate = 0;
+    cloud.faults.crashDuringWorkRate = 0;
     cloud.faults.delayPastTimeoutRate = 0;
     Object.assign(proxy.rates, splitRate(0));
     for (const api of fakes.apis.values()) api.setChaos(undefined);

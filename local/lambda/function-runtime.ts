@@ -13,7 +13,18 @@ export interface FunctionFaults {
   delayPastTimeoutRate?: number;
   /** Fraction (0–1) of invocations whose sandbox dies before the handler runs (no effect at all). */
   crashBeforeWorkRate?: number;
+  /**
+   * Fraction (0–1) of invocations whose sandbox is killed while the handler runs, at a moment
+   * drawn within the first {@link CRASH_DURING_WORK_WITHIN_MS}: between any two of its requests
+   * (after a claim, during an external call, with a commit in flight), as an out-of-memory kill or
+   * a host failure would. An invocation that finishes before the drawn moment is not crashed, so
+   * fewer crash than the rate says: the chaos report counts those that did.
+   */
+  crashDuringWorkRate?: number;
 }
+
+/** The window a mid-work crash's moment is drawn in (early: a batch's claims and first commits are there). */
+export const CRASH_DURING_WORK_WITHIN_MS = 120;
 
 export interface FunctionRuntimeOptions {
   readonly functionName: string;
@@ -140,6 +151,7 @@ export class FunctionRuntime {
     const crashBefore = random() < (faults.crashBeforeWorkRate ?? 0);
     const crash = random() < (faults.crashAfterWorkRate ?? 0);
     const delay = random() < (faults.delayPastTimeoutRate ?? 0);
+    const crashDuringMs = random() < (faults.crashDuringWorkRate ?? 0) ? random() * CRASH_DURING_WORK_WITHIN_MS : undefined;
     if (crashBefore) {
       await this.#kill(sandbox);
       throw new InvocationError('Runtime.ExitError', 'injected crash before the handler ran');
@@ -157,6 +169,7 @@ export class FunctionRuntime {
       const result = await new Promise<ResultMessage>((resolve, reject) => {
         const settle = () => {
           clearTimeout(timer);
+          clearTimeout(killer);
           sandbox.worker.off('message', onMessage);
           sandbox.worker.off('error', onError);
         };
@@ -164,6 +177,11 @@ export class FunctionRuntime {
           settle();
           reject(new InvocationError('Timeout', `Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`));
         }, Math.max(0, deadlineMs - Date.now()));
+        // The sandbox is terminated below (the catch kills it): whatever the handler had in flight is cut off there.
+        const killer = crashDuringMs === undefined ? undefined : setTimeout(() => {
+          settle();
+          reject(new InvocationError('Runtime.ExitError', `injected crash during the handler, ${Math.round(crashDuringMs)} ms in`));
+        }, crashDuringMs);
         const onMessage = (reply: ResultMessage) => {
           if (reply.id !== id) return;
           settle();

@@ -22,7 +22,7 @@ describe('chaos run: exactly-once and never-stale under every fault combined', (
     assert.deepEqual(report.invariants.counts, Object.fromEntries(Object.keys(report.invariants.counts).map((name) => [name, 0])),
       JSON.stringify(report.invariants.examples, null, 2));
     // AND every fault kind really happened
-    for (const kind of ['crashesAfterWork', 'crashesBeforeWork', 'invocationTimeouts', 'redis.flushall', 'redis.pause', 'redis.outage',
+    for (const kind of ['crashesAfterWork', 'crashesBeforeWork', 'crashesDuringWork', 'invocationTimeouts', 'redis.flushall', 'redis.pause', 'redis.outage',
       'dynamodb.throttling', 'dynamodb.provisionedThroughputExceeded', 'dynamodb.internalServerError', 'dynamodb.transactionConflict',
       'dynamodb.lostResponse', 'dynamodb.stall']) {
       assert.ok((report.injected[kind] ?? 0) > 0, `fault ${kind} was injected (${JSON.stringify(report.injected)})`);
@@ -39,7 +39,7 @@ describe('chaos run: exactly-once and never-stale under every fault combined', (
     assert.ok((report.messages['convoy-sync'] ?? 0) >= 18, JSON.stringify(report.messages));
     assert.ok(report.invariants.lockRequeues > 0, 'some records met a held lock on their last receive and were requeued');
     // AND both workloads took part, their own invariants checked
-    for (const name of ['ledgerMismatches', 'syncEffects', 'negativeStock', 'stockMismatches', 'reservationMismatches', 'shipmentMismatches']) {
+    for (const name of ['misjudgedDeadLetters', 'ledgerMismatches', 'negativeBalances', 'syncEffects', 'negativeStock', 'stockMismatches', 'reservationMismatches', 'shipmentMismatches']) {
       assert.ok(name in report.invariants.counts, `${name} was checked`);
     }
     assert.ok((report.messages.transfer ?? 0) > 0 && (report.messages.reserve ?? 0) > 0 && (report.messages.ship ?? 0) > 0, JSON.stringify(report.messages));

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { FunctionRuntime, InvocationError } from '../../local/lambda/function-runtime.ts';
+import { CRASH_DURING_WORK_WITHIN_MS, FunctionRuntime, InvocationError } from '../../local/lambda/function-runtime.ts';
 
 const file = fileURLToPath(new URL('../fixtures/lambda/index.mjs', import.meta.url));
 type Answer = { env: string; invocations: number; loadedAt: number; startRemaining: number; endRemaining: number };
@@ -95,6 +95,24 @@ describe('FunctionRuntime: Lambda sandboxes on worker threads', () => {
       assert.equal(fn.coldStarts, 1);
       for (let i = 0; i < 20 && !lines.some((l) => l.includes('hello from the sandbox')); i += 1) await new Promise((r) => setTimeout(r, 25));
       assert.ok(lines.some((line) => line.includes('hello from the sandbox')));
+    } finally {
+      await fn.stop();
+    }
+  });
+
+  it('fault injection: a crash during the work kills the sandbox mid-handler, whatever it had in flight', async () => {
+    // GIVEN a handler that works longer than the window a mid-work crash is drawn in
+    const faults = { crashDuringWorkRate: 1 };
+    const fn = runtime({ faults, timeoutMs: 2_000 });
+    try {
+      const startedMs = Date.now();
+      await assert.rejects(fn.invoke({ sleepMs: CRASH_DURING_WORK_WITHIN_MS + 600 }),
+        (error: unknown) => error instanceof InvocationError && error.errorType === 'Runtime.ExitError' && /crash during the handler/.test(error.message));
+      assert.ok(Date.now() - startedMs < CRASH_DURING_WORK_WITHIN_MS + 500, 'cut off inside the window, before the handler finished');
+      // THEN the next invocation gets a new sandbox (the killed one's module state is gone)
+      faults.crashDuringWorkRate = 0;
+      assert.equal(((await fn.invoke({})) as Answer).invocations, 1);
+      assert.equal(fn.coldStarts, 2);
     } finally {
       await fn.stop();
     }

@@ -35,7 +35,7 @@ export const accountChaos: WorkloadChaos = {
       // The coldest account (the draw favours the front): the convoy alone holds its lock.
       convoy: {
         api: PARTNER_API_URL, resourceId: accountIds[ACCOUNTS - 1] as string, slowMs: CONVOY_SLOW_MS,
-        jobs: Array.from({ length: Math.max(12, Math.round(jobs / 100)) }, () => job(CONVOY, JOB_TYPES.syncProfile, accountIds[ACCOUNTS - 1] as string, { reason: 'convoy' }, [])),
+        jobs: Array.from({ length: Math.min(40, Math.max(12, Math.round(jobs / 100))) }, () => job(CONVOY, JOB_TYPES.syncProfile, accountIds[ACCOUNTS - 1] as string, { reason: 'convoy' }, [])),
       },
       next(): ChaosJob {
         const accountId = hot();
@@ -59,6 +59,7 @@ export const accountChaos: WorkloadChaos = {
   },
   invariants: {
     ledgerMismatches: 'accounts whose balance or version differs from their completed jobs (double or missing effects, a half-applied transfer)',
+    negativeBalances: 'accounts with a negative balance (a debit or transfer applied past the funds, its condition lost)',
     syncEffects: 'committed profile syncs without exactly one partner effect, or partner effects for a job that is no sync',
   },
   check({ completed, state, jobs, apis, violate }: ChaosCheck) {
@@ -79,6 +80,8 @@ export const accountChaos: WorkloadChaos = {
       }
     }
     const accounts = new Map(state.filter((item) => String(item.pk).startsWith('account#')).map((item) => [String(item.accountId), item]));
+    // The ledger can balance with a debit that should have been refused: the funds' condition is checked on its own.
+    for (const [accountId, item] of accounts) if (Number(item.balance ?? 0) < 0) violate('negativeBalances', `${accountId}: balance ${String(item.balance)}`);
     for (const accountId of new Set([...expected.keys(), ...accounts.keys()])) {
       const want = expected.get(accountId) ?? { balance: 0, version: 0 };
       const item = accounts.get(accountId);
