@@ -129,7 +129,7 @@ export interface EnvironmentConfig {
     readonly oldestMessageAge: Duration;
     /** Stream iterator age before the invalidation-lag alarm fires. */
     readonly iteratorAge: Duration;
-    /** Lock-busy retries per 5 minutes before the contention alarm fires. */
+    /** Claim attempts that met a held lock (each a lock-busy retry) per 5 minutes before the contention alarm fires. */
     readonly lockContentionPer5Minutes: number;
     /** Duplicates suppressed as a percentage of jobs before the duplicate-rate alarm fires. */
     readonly duplicateRatePercent: number;

@@ -93,7 +93,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { faults, log } = options;
   const random = seededRandom(options.seed ^ 0x5eed);
-  const workload = await chaosWorkload(WORKLOADS, { seed: options.seed, jobs: options.jobs });
+  const workload = await chaosWorkload(WORKLOADS, { seed: options.seed, jobs: options.jobs, convoys: true });
   const phases: Record<string, number> = {};
   let phase = 'start';
   let phaseStartedMs = Date.now();

@@ -64,9 +64,11 @@ export interface ChaosTraffic {
    * A convoy on one resource: external jobs whose API answers every call for that resource slowly
    * (past the lock lease, so each holder heartbeats it), sent close together in the main phase.
    * The jobs behind its lock meet it receive after receive; waiting is not failing, so the run
-   * expects them requeued, never dead-lettered. @default - none
+   * expects them requeued rather than dead-lettered for the lock. Called once, by runs that want
+   * convoys (the chaos run; not the end-to-end bench or the rehearsal), after the main phase's
+   * jobs. @default - none
    */
-  readonly convoy?: ChaosConvoy;
+  convoy?(): ChaosConvoy;
   /** Fuzzed poison on its own messages (the run interleaves it). @default - none */
   poison?(count: number): readonly ChaosPoison[];
   /** What the report says the traffic ran over, e.g. `{ accounts: 200 }`. */

@@ -24,6 +24,8 @@ export interface ChaosWorkloadOptions {
   readonly redeliveryRate?: number;
   /** Fraction that are fuzzed poison. @default 0.01 */
   readonly poisonRate?: number;
+  /** Whether the workloads' convoys ({@link WorkloadChaos}'s `convoy`) take part. @default false */
+  readonly convoys?: boolean;
 }
 
 /** A workload's part in the run: its checks and its traffic. */
@@ -113,7 +115,7 @@ export async function chaosWorkload(workloads: readonly Workload[], options: Cha
     sent.push(created);
     messages.push({ role: 'job', body: created.body, job: created });
   }
-  const convoys = traffic.flatMap((share) => (share.convoy ? [share.convoy] : []));
+  const convoys = options.convoys ? traffic.flatMap((share) => (share.convoy ? [share.convoy()] : [])) : [];
   const convoyJobs = convoys.flatMap((convoy) => convoy.jobs);
   const [from, to] = CONVOY_WINDOW.map((fraction) => Math.floor(fraction * messages.length)) as [number, number];
   // From the back, so the positions still ahead are not shifted by the insertions.

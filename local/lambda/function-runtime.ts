@@ -193,7 +193,13 @@ export class FunctionRuntime {
         };
         sandbox.worker.on('message', onMessage);
         sandbox.worker.on('error', onError);
-        sandbox.worker.postMessage(message);
+        try {
+          sandbox.worker.postMessage(message);
+        } catch (error) {
+          // An event that cannot be cloned: no timer or listener may outlive the invocation.
+          settle();
+          reject(error);
+        }
       });
       if (crash) throw new InvocationError('Runtime.ExitError', 'injected crash after the handler finished, before it returned');
       this.#release(sandbox);

@@ -42,15 +42,28 @@ export function backoffSeconds(attempt: number, options: BackoffOptions = {}, ra
 
 /**
  * Visibility delay for a record whose claim met a lock another job holds (`retryAfterMs`: the
- * holder's remaining lease): its backoff, never longer than that lease, and at least a second. Not
- * the whole lease: a holder that heartbeats keeps its lease a full term ahead and releases the lock
- * as soon as its job is done, usually long before, so waiting the lease out would leave the
- * resource idle while its jobs queue. A holder that stalled costs the waiter a few receives more,
- * and its last receive requeues it ({@link requeuedMessage}).
+ * holder's remaining lease; unknown when not finite): its backoff, but at most that lease, and at
+ * least a second. Not the lease by default: a holder that heartbeats keeps its lease a full term
+ * ahead and releases the lock as soon as its job is done, usually long before, so waiting the
+ * lease out would leave the resource idle while its jobs queue. A holder that stalled costs the
+ * waiter a few receives more, and its last receive requeues it ({@link requeuedMessage}); a record
+ * that cannot be requeued ({@link canRequeue}) should wait the lease out instead, or its receives
+ * would run out sooner.
  */
 export function lockWaitSeconds(attempt: number, retryAfterMs: number, options: BackoffOptions = {}, random = Math.random): number {
-  const leaseSeconds = Math.ceil(Math.max(0, Number.isFinite(retryAfterMs) ? retryAfterMs : 0) / 1000);
-  return Math.max(1, Math.min(backoffSeconds(attempt, options, random), leaseSeconds));
+  const backoff = backoffSeconds(attempt, options, random);
+  if (!Number.isFinite(retryAfterMs)) return backoff;
+  return Math.max(1, Math.min(backoff, Math.ceil(Math.max(0, retryAfterMs) / 1000)));
+}
+
+/**
+ * Whether a record still meeting a held lock on its last receive can be sent to its queue again
+ * ({@link requeuedMessage}): not from a FIFO queue (a copy would jump its group's order and cannot
+ * be delayed), and only with room for the attribute the copy carries.
+ */
+export function canRequeue(record: SQSRecord): boolean {
+  if (record.eventSourceARN.endsWith('.fifo')) return false;
+  return Object.keys(record.messageAttributes ?? {}).filter((name) => name !== LOCK_WAIT_SINCE_ATTRIBUTE).length < MAX_MESSAGE_ATTRIBUTES;
 }
 
 /**
@@ -94,28 +107,27 @@ export const LOCK_WAIT_SINCE_ATTRIBUTE = 'ballast.lockWaitSince';
  * The copy of a record that still meets a held lock on its last receive, sent to its own queue as
  * a new message: its receive count starts over, so waiting behind a busy resource never spends the
  * attempts that would dead-letter it. Same body and attributes (the trace context among them),
- * delayed by its {@link lockWaitSeconds} at the receive count it reached (the copy's receives go
- * on from its backoff, not from the first), and `ballast.lockWaitSince` carrying when the wait
- * began. Undefined when the record should go to the DLQ after all: it has waited longer than
- * `maxLockWaitMs` (a lock no one ever gets is an incident, not a queue), it is on a FIFO queue (a
- * copy would jump its group's order and cannot be delayed), or its attributes leave no room.
+ * delayed by its {@link lockWaitSeconds} at the receive count it reached (the copy's own receives
+ * then back off from the first again), and `ballast.lockWaitSince` carrying when the wait began.
+ * Undefined when the record should go to the DLQ after all: it has waited longer than
+ * `maxLockWaitMs` (a lock no one ever gets is an incident, not a queue), or it cannot be requeued
+ * ({@link canRequeue}).
  */
 export function requeuedMessage(
   record: SQSRecord, error: BallastError, facts: { nowMs: number; maxLockWaitMs: number; backoff?: BackoffOptions; random?: () => number },
 ): { MessageBody: string; MessageAttributes: Record<string, MessageAttributeValue>; DelaySeconds: number } | undefined {
-  if (record.eventSourceARN.endsWith('.fifo')) return undefined;
+  if (!canRequeue(record)) return undefined;
   // The first copy's start, else this message's send time; neither trusted past now (a skewed clock must not extend the wait).
   const carriedSince = Number(record.messageAttributes?.[LOCK_WAIT_SINCE_ATTRIBUTE]?.stringValue);
   const since = Number.isFinite(carriedSince) && carriedSince > 0 ? carriedSince : Number(record.attributes.SentTimestamp);
   const waitingSince = Number.isFinite(since) && since > 0 ? Math.min(since, facts.nowMs) : facts.nowMs;
   if (facts.nowMs - waitingSince > facts.maxLockWaitMs) return undefined;
   const carried = sendable(record).filter(([name]) => name !== LOCK_WAIT_SINCE_ATTRIBUTE);
-  if (carried.length >= MAX_MESSAGE_ATTRIBUTES) return undefined;
   return {
     MessageBody: record.body,
     MessageAttributes: { ...Object.fromEntries(carried), [LOCK_WAIT_SINCE_ATTRIBUTE]: { DataType: 'Number', StringValue: String(waitingSince) } },
     DelaySeconds: Math.min(MAX_DELAY_SECONDS,
-      lockWaitSeconds(Number(record.attributes.ApproximateReceiveCount ?? 1), Number(error.context.retryAfterMs ?? 0), facts.backoff, facts.random)),
+      lockWaitSeconds(Number(record.attributes.ApproximateReceiveCount ?? 1), Number(error.context.retryAfterMs), facts.backoff, facts.random)),
   };
 }
 

@@ -9,7 +9,7 @@ import type { IdempotencyStore, ScreenedRecords } from '../idempotency/index.ts'
 import { lockKey } from '../lock/index.ts';
 import { countByReason, METRICS, MetricUnit, type Observability } from '../observability/index.ts';
 import { annotate, ATTRIBUTES, contextOfRecord, inSpan, SPANS, tracer } from '../tracing/index.ts';
-import { backoffSeconds, deadLetterMessage, lockWaitSeconds, requeuedMessage, type BackoffOptions } from './disposition.ts';
+import { backoffSeconds, canRequeue, deadLetterMessage, lockWaitSeconds, requeuedMessage, type BackoffOptions } from './disposition.ts';
 import { processBatch } from './process-batch.ts';
 import { runJob } from './run-job.ts';
 import type { JobHandler, RecordOutcome } from './types.ts';
@@ -194,13 +194,16 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     return { batchItemFailures: outcomes.filter((o) => o.status === 'retry').map((o) => ({ itemIdentifier: o.record.messageId })) };
   };
 
-  /** A retried record's backoff: after a held lock, its lock wait (never the whole lease); after anything else, at least what the error says to wait. */
+  /**
+   * A retried record's backoff: after a held lock, its lock wait (at most the holder's remaining
+   * lease) when its last receive can requeue it; otherwise at least what the error says to wait.
+   */
   const visibilityOf = (record: SQSRecord, error: BallastError) => {
     const attempt = Number(record.attributes.ApproximateReceiveCount ?? 1);
-    const retryAfterMs = Number(error.context.retryAfterMs ?? 0);
-    return error instanceof LockBusyError
+    const retryAfterMs = Number(error.context.retryAfterMs);
+    return error instanceof LockBusyError && canRequeue(record)
       ? lockWaitSeconds(attempt, retryAfterMs, options.backoff, options.random)
-      : backoffSeconds(attempt, options.backoff, options.random, retryAfterMs / 1000);
+      : backoffSeconds(attempt, options.backoff, options.random, Number.isFinite(retryAfterMs) ? retryAfterMs / 1000 : 0);
   };
 
   /** Pushes each retried record's next appearance out by its backoff (10 entries per call). */

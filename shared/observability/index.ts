@@ -8,7 +8,7 @@ export const METRICS = {
   retries: 'JobsRetried',
   sentToDlq: 'SentToDlq',
   lockContention: 'LockContention',
-  /** How long a record that met a held lock waits before trying it again (its backoff, never the holder's whole lease). */
+  /** How long a record that met a held lock waits before trying it again (its backoff, at most the holder's remaining lease). */
   lockWaitMs: 'LockWaitMs',
   fenced: 'CommitsFenced',
   /** Records still meeting a held lock on their last receive, sent to their queue again rather than dead-lettered. */

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { CRASH_DURING_WORK_WITHIN_MS, FunctionRuntime, InvocationError } from '../../local/lambda/function-runtime.ts';
+import { FunctionRuntime, InvocationError } from '../../local/lambda/function-runtime.ts';
 
 const file = fileURLToPath(new URL('../fixtures/lambda/index.mjs', import.meta.url));
 type Answer = { env: string; invocations: number; loadedAt: number; startRemaining: number; endRemaining: number };
@@ -103,12 +103,12 @@ describe('FunctionRuntime: Lambda sandboxes on worker threads', () => {
   it('fault injection: a crash during the work kills the sandbox mid-handler, whatever it had in flight', async () => {
     // GIVEN a handler that works longer than the window a mid-work crash is drawn in
     const faults = { crashDuringWorkRate: 1 };
-    const fn = runtime({ faults, timeoutMs: 2_000 });
+    const fn = runtime({ faults, timeoutMs: 10_000 });
     try {
       const startedMs = Date.now();
-      await assert.rejects(fn.invoke({ sleepMs: CRASH_DURING_WORK_WITHIN_MS + 600 }),
+      await assert.rejects(fn.invoke({ sleepMs: 6_000 }),
         (error: unknown) => error instanceof InvocationError && error.errorType === 'Runtime.ExitError' && /crash during the handler/.test(error.message));
-      assert.ok(Date.now() - startedMs < CRASH_DURING_WORK_WITHIN_MS + 500, 'cut off inside the window, before the handler finished');
+      assert.ok(Date.now() - startedMs < 5_000, 'cut off before the handler finished');
       // THEN the next invocation gets a new sandbox (the killed one's module state is gone)
       faults.crashDuringWorkRate = 0;
       assert.equal(((await fn.invoke({})) as Answer).invocations, 1);

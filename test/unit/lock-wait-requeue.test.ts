@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSMessageAttributes, SQSRecord } from 'aws-lambda';
-import { lockWaitSeconds, processBatch, requeuedMessage, type ProcessBatchOptions } from '../../shared/batch/index.ts';
+import { canRequeue, lockWaitSeconds, processBatch, requeuedMessage, type ProcessBatchOptions } from '../../shared/batch/index.ts';
 import { LockBusyError, REASONS, TransientError } from '../../shared/errors/index.ts';
 import { jobRecord } from '../helpers/sqs-records.ts';
 
@@ -23,6 +23,18 @@ describe('lockWaitSeconds: how long a record waits before trying a held lock aga
     assert.equal(lockWaitSeconds(9, 30_000, { maxSeconds: 300 }, () => 1), 30);
     // A lease that already ended (a stalled holder's) still waits a second, not zero: no spinning on one lock
     assert.equal(lockWaitSeconds(1, -500, {}, () => 0), 1);
+    // A lease it was not told is no bound: the plain backoff
+    assert.equal(lockWaitSeconds(3, Number.NaN, {}, () => 1), 8);
+  });
+
+  it('only for a record its last receive can requeue: on a FIFO queue, or with no attribute room, the wait stays the lease', () => {
+    const record = jobRecord({ resourceId: 'a' });
+    assert.equal(canRequeue(record), true);
+    assert.equal(canRequeue(jobRecord({ resourceId: 'a' }, { groupId: 'g' })), false, 'FIFO');
+    assert.equal(canRequeue({ ...record, messageAttributes: attributes(10) }), false);
+    assert.equal(canRequeue({ ...record, messageAttributes: attributes(9) }), true);
+    const waited = { 'ballast.lockWaitSince': { dataType: 'Number', stringValue: '1', stringListValues: [], binaryListValues: [] } };
+    assert.equal(canRequeue({ ...record, messageAttributes: { ...attributes(9), ...waited } }), true, 'its own attribute is replaced, not added');
   });
 });
 

@@ -71,8 +71,9 @@ export function alarmRunbook(t: RunbookThresholds): AlarmRunbook {
     invalidationRepairDeadLetters: 'Failed invalidation batches the invalidation repair could not apply either, after every delivery, are in '
       + `its DLQ: those accounts may stay stale in the cache until their TTL. First: ${cli('cache check --repair')} to compare `
       + 'entries with the table and repair them; then the repair\'s error logs for the cause, and redrive the DLQ to its source once fixed.',
-    lockContention: `${t.lockContentionPer5Minutes} or more jobs in 5 minutes were retried because their resource's lock was busy: `
-      + `hot resources, or holders stalling until their lease expires. First: ${doctor} (orphan and contended locks, lock wait by version).`,
+    lockContention: `${t.lockContentionPer5Minutes} or more claim attempts in 5 minutes met a lock another job held (a waiting job tries `
+      + `again after its backoff, up to five times per message, so one job waiting half a minute counts five): hot resources, or holders `
+      + `stalling until their lease expires. First: ${doctor} (orphan and contended locks, lock wait by version).`,
     duplicateRate: `Duplicates suppressed reached ${t.duplicateRatePercent} % of jobs seen by worker v${t.workerVersion}: messages `
       + `are delivered again (visibility timeouts expiring, failed deletes) or producers resend. First: ${doctor} (redeliveries, `
       + 'receive vs delete rate, duration vs timeout).',

@@ -88,7 +88,7 @@ const locks: Check = (e) => {
     ...orphans.slice(0, 5).map((l) => `lock#${l.resourceId} owner ${l.ownerToken} fence ${l.fence} lease ended ${Math.round(l.expiredForMs / 1000)}s ago`),
     `lock contention: ${contention ? total(contention) : 'no data'}; commits fenced: ${known(e.fenced) ? total(known(e.fenced) ?? {}) : 'no data'}`];
   if (orphans.length > 0) return result('locks', q, 'fail', evidence, 'their holders stopped without releasing: the next job on each resource takes the lock over (higher fence); look for crashed or timed-out invocations at those times');
-  if (contention && total(contention) > 100) return result('locks', q, 'warn', evidence, 'many jobs wait on the same resources: spread hot accounts or use a FIFO queue grouped by resource');
+  if (contention && total(contention) > 100) return result('locks', q, 'warn', evidence, 'many claim attempts met held locks (each waiting job tries again after its backoff): jobs queue on the same resources; spread hot accounts or use a FIFO queue grouped by resource');
   return result('locks', q, 'ok', evidence, 'none');
 };
 
