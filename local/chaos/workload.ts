@@ -6,8 +6,12 @@ import type { ChaosConvoy, ChaosJob, ChaosPoison, WorkloadChaos } from './worklo
 
 export type { ChaosConvoy, ChaosJob, ChaosPoison } from './workload-chaos.ts';
 
-/** Where in the main phase the convoys' jobs are sent, as fractions of it: close together, with time left to wait after. */
-const CONVOY_WINDOW = [0.25, 0.45] as const;
+/**
+ * Where in the main phase the convoys' jobs are sent: from a quarter of it, within a fifth of it but
+ * at most 600 messages (ten seconds at the default rate), so they arrive faster than the lock lets
+ * them through, whatever the run's size, with time left to wait after.
+ */
+const CONVOY_WINDOW = { start: 0.25, share: 0.2, maxMessages: 600 } as const;
 
 /** One message to send: a job's first copy, a copy of it, or poison. */
 export type ChaosMessage =
@@ -117,7 +121,8 @@ export async function chaosWorkload(workloads: readonly Workload[], options: Cha
   }
   const convoys = options.convoys ? traffic.flatMap((share) => (share.convoy ? [share.convoy()] : [])) : [];
   const convoyJobs = convoys.flatMap((convoy) => convoy.jobs);
-  const [from, to] = CONVOY_WINDOW.map((fraction) => Math.floor(fraction * messages.length)) as [number, number];
+  const from = Math.floor(CONVOY_WINDOW.start * messages.length);
+  const to = from + Math.min(CONVOY_WINDOW.maxMessages, Math.floor(CONVOY_WINDOW.share * messages.length));
   // From the back, so the positions still ahead are not shifted by the insertions.
   for (let i = convoyJobs.length - 1; i >= 0; i -= 1) {
     const convoyJob = convoyJobs[i] as ChaosJob;

@@ -464,7 +464,7 @@ describe('BallastObservability: alarms', () => {
     assert.equal(duplicates.Threshold, 7);
     assert.match(duplicates.AlarmDescription, /reached 7 %/);
     assert.equal(contention.Threshold, 12);
-    assert.match(contention.AlarmDescription, /^12 or more jobs in 5 minutes/);
+    assert.match(contention.AlarmDescription, /^12 or more claim attempts in 5 minutes met a lock/);
   });
 
   it('refuses alarm thresholds that cannot work, naming the field', () => {
