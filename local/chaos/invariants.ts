@@ -9,6 +9,7 @@ import type { ReconcileReport } from '../../shared/cache/index.ts';
 import type { TraceQueryResult } from '../../shared/operations/trace-model.ts';
 import { ATTRIBUTES, SPANS } from '../../shared/tracing/index.ts';
 import type { ExternalApi } from '../external-api/index.ts';
+import type { FenceReport } from '../faults/index.ts';
 import type { ChaosJob, ChaosWorkload } from './workload.ts';
 
 /** The run's own promises, for every workload; each workload adds its own (`WorkloadChaos.invariants`). */
@@ -26,11 +27,14 @@ export const INVARIANTS = {
   doubleCommitsInTraces: 'idempotency keys whose traces show two commits that both committed',
   lockWaitDeadLetters: 'valid jobs dead-lettered because their resource stayed locked (waiting is not failing: they are requeued), before replay',
   misjudgedDeadLetters: 'valid jobs dead-lettered, before replay, for a reason neither the fault schedule nor their content gives them (a fatal verdict on a good job, an error the worker could not classify)',
+  staleLockWrites: 'lock writes (a commit, an abandon, a heartbeat) that landed for a holder after a newer holder had taken its lock (the fence broken)',
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
 const TRACING_INVARIANTS: readonly InvariantName[] = ['untracedJobs', 'doubleCommitsInTraces'];
 /** Invariants that read the DLQ as it was before the replay. */
 const BEFORE_REPLAY_INVARIANTS: readonly InvariantName[] = ['lockWaitDeadLetters', 'misjudgedDeadLetters'];
+/** Invariants that read what the DynamoDB fault proxy saw on the wire. */
+const WIRE_INVARIANTS: readonly InvariantName[] = ['staleLockWrites'];
 /**
  * Dead-letter reasons the fault schedule alone can give a valid job: transient failures that
  * outlasted its receives (a crashed holder's claim, a stalled lease taken over, throttling, an
@@ -56,6 +60,12 @@ export interface InvariantReport {
   readonly screenedCommits: number;
   /** Records the traces show sent to their queue again because their last receive met a held lock. */
   readonly lockRequeues: number;
+  /**
+   * Lock writes of a holder whose lock a newer holder had taken, refused by their fence (the
+   * fence watch's count): how often the run made a stalled holder try, which `staleLockWrites`
+   * then covers. Undefined without the fence watch.
+   */
+  readonly fencedWrites?: number;
 }
 
 export interface InvariantInputs {
@@ -80,6 +90,8 @@ export interface InvariantInputs {
    * may predate the requeue of lock waits) `lockWaitDeadLetters` and `misjudgedDeadLetters` are not checked.
    */
   readonly lettersBeforeReplay?: readonly DeadLetter[];
+  /** What the fence watch saw on the DynamoDB proxy. Without it (no proxy in front) `staleLockWrites` is not checked. */
+  readonly fences?: FenceReport;
 }
 
 /** The reasons the fakes' chaos rightly earned a job: `reason → keys` (a non-object answer to that key). */
@@ -99,6 +111,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   const descriptions: Record<string, string> = { ...INVARIANTS };
   if (!inputs.traces) for (const name of TRACING_INVARIANTS) delete descriptions[name];
   if (!inputs.lettersBeforeReplay) for (const name of BEFORE_REPLAY_INVARIANTS) delete descriptions[name];
+  if (!inputs.fences) for (const name of WIRE_INVARIANTS) delete descriptions[name];
   for (const part of workload.parts) {
     for (const [name, text] of Object.entries(part.chaos.invariants)) {
       if (name in descriptions) throw new Error(`chaos invariant ${name} of ${part.workload} is already another's: name it differently`);
@@ -153,6 +166,8 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
     }
   }
 
+  for (const write of inputs.fences?.staleWritesApplied ?? []) violate('staleLockWrites', write);
+
   let screenedCommits = 0;
   let lockRequeues = 0;
   // The traces tell the same story: each completed key was delivered under its producer's span
@@ -206,7 +221,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
       violate('orphanClaims', `${String(item.pk)} lease ended ${new Date(leaseUntilMs).toISOString()} (dead letters: ${dead})`);
     }
   }
-  return { descriptions, counts, examples, screenedCommits, lockRequeues };
+  return { descriptions, counts, examples, screenedCommits, lockRequeues, fencedWrites: inputs.fences?.staleWritesRefused };
 }
 
 function allowed(job: ChaosJob, letter: DeadLetter, rejected: ReadonlyMap<string, ReadonlySet<string>>): boolean {

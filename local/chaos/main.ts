@@ -24,6 +24,7 @@ const HELP = `npm run chaos -- [flags]
   --timeout-rate R       invocations delayed past the timeout (default ${DEFAULT_FAULTS.timeoutRate})
   --dynamodb-rate R      DynamoDB requests answered by the fault proxy (default ${DEFAULT_FAULTS.dynamodbRate})
   --external-rate R      requests to the workloads' API fakes failing, slow, hung or answering non-objects (default ${DEFAULT_FAULTS.externalRate})
+  --holder-stall R       the convoy's lock holders' heartbeats and commits held past the lease (default ${DEFAULT_FAULTS.holderStallRate})
   --redis-outage S       seconds Redis is down (restarted empty) (default ${DEFAULT_FAULTS.redisOutageMs / 1000})
   --no-redis-faults      skip the FLUSHALL, the CLIENT PAUSE and the outage
   --out FILE             JSON results (default bench/results/chaos.json)`;
@@ -40,6 +41,7 @@ const flags = scriptFlags({
     'timeout-rate': { type: 'string', default: String(DEFAULT_FAULTS.timeoutRate) },
     'dynamodb-rate': { type: 'string', default: String(DEFAULT_FAULTS.dynamodbRate) },
     'external-rate': { type: 'string', default: String(DEFAULT_FAULTS.externalRate) },
+    'holder-stall': { type: 'string', default: String(DEFAULT_FAULTS.holderStallRate) },
     'redis-outage': { type: 'string', default: String(DEFAULT_FAULTS.redisOutageMs / 1000) },
     'no-redis-faults': { type: 'boolean', default: false },
     out: { type: 'string', default: new URL('../../bench/results/chaos.json', import.meta.url).pathname },
@@ -57,6 +59,7 @@ const options = {
     timeoutRate: number('timeout-rate', 0, 0.5),
     dynamodbRate: number('dynamodb-rate', 0, 0.5),
     externalRate: number('external-rate', 0, 0.9),
+    holderStallRate: number('holder-stall', 0, 1),
     redis: !flags['no-redis-faults'],
     redisOutageMs: number('redis-outage', 0, 600) * 1000,
   },
@@ -91,7 +94,8 @@ function printReport(r: ChaosReport, seconds: number): void {
   log(`chaos run: seed ${r.seed}, ${r.jobs} jobs on ${Object.entries(r.sizes).map(([what, n]) => `${n} ${what}`).join(', ')} in ${seconds} s (${r.jobsPerSecond} jobs/s while busy; phases ${Object.entries(r.phasesSeconds).map(([k, v]) => `${k} ${v} s`).join(', ')})`);
   log(`messages: ${Object.entries(r.messages).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   log(`faults injected: ${Object.entries(r.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}; commits answered from screened records: ${r.invariants.screenedCommits}; records requeued behind a held lock: ${r.invariants.lockRequeues}`);
+  log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}; commits answered from screened records: ${r.invariants.screenedCommits}; records requeued behind a held lock: ${r.invariants.lockRequeues}`
+    + `; stale holders' lock writes refused by their fence: ${r.invariants.fencedWrites ?? 'not watched'}`);
   log('');
   log('| invariant | count |');
   log('|---|---|');

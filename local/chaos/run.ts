@@ -15,11 +15,11 @@ import { InvocationError } from '../lambda/function-runtime.ts';
 import { startWorkloadFakes, type ExternalApiChaos } from '../external-api/index.ts';
 import { paceMessages } from '../demo/producer.ts';
 import { snapshot } from '../demo/progress.ts';
-import { startDynamoDbFaultProxy } from '../faults/index.ts';
+import { fenceWatch, lockWritesOnWire, startDynamoDbFaultProxy } from '../faults/index.ts';
 import { scheduleRedisFaults, splitRate } from './faults.ts';
 import { allDeadLetters, checkInvariants, rightlyRejected, type InvariantReport } from './invariants.ts';
 import { seededRandom } from './random.ts';
-import { chaosWorkload, type ChaosWorkload } from './workload.ts';
+import { chaosWorkload, type ChaosMessage, type ChaosWorkload } from './workload.ts';
 
 /** Every fault the run injects, each with its rate (or schedule). */
 export interface ChaosFaults {
@@ -35,6 +35,12 @@ export interface ChaosFaults {
   readonly dynamodbRate: number;
   /** Requests to the workloads' API fakes: 5xx, slower than the lease, past the caller's timeout, 200 with a non-object body. */
   readonly externalRate: number;
+  /**
+   * Heartbeats and commits of the convoys' lock holders held on the way to DynamoDB past the lease
+   * ({@link HOLDER_STALL_MS}), while the jobs behind them wait: a newer holder takes the lock from
+   * one still alive, whose late write the fence must refuse.
+   */
+  readonly holderStallRate: number;
   /** Redis: a FLUSHALL, a `CLIENT PAUSE`, and an outage (stopped, restarted empty), during the send phase. */
   readonly redis: boolean;
   /** How long the Redis outage lasts. */
@@ -42,7 +48,8 @@ export interface ChaosFaults {
 }
 
 export const DEFAULT_FAULTS: ChaosFaults = {
-  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, crashDuringWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, redis: true, redisOutageMs: 30_000,
+  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, crashDuringWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, holderStallRate: 0.25,
+  redis: true, redisOutageMs: 30_000,
 };
 
 export interface ChaosOptions {
@@ -84,6 +91,19 @@ export interface ChaosReport {
 }
 
 const APP = fileURLToPath(new URL('./app.ts', import.meta.url));
+/** A stalled holder's write waits this long on the wire: past the chaos stack's 1.5 s lease. */
+const HOLDER_STALL_MS = 2_500;
+/**
+ * The convoys are sent once at most this many messages are visible on the jobs queue. The local
+ * queue (fauxqs) puts a message whose visibility ends behind every visible one (SQS hands it out
+ * again sooner), so behind the main phase's backlog a waiting job's receives came a backlog apart:
+ * the holders finished between them, and whether any job waited out its receives depended on how
+ * far behind the machine ran (the run on a slower machine requeued none). With the backlog down,
+ * the jobs behind the lock are received again every one or two seconds, as on SQS.
+ */
+const CONVOY_BACKLOG = 20;
+/** Over how long the convoys' jobs are sent: a few receives' worth, so they land in different batches. */
+const CONVOY_SEND_MS = 3_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -94,6 +114,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { faults, log } = options;
   const random = seededRandom(options.seed ^ 0x5eed);
   const workload = await chaosWorkload(WORKLOADS, { seed: options.seed, jobs: options.jobs, convoys: true });
+  const convoyMessages = workload.convoys.flatMap((convoy) => convoy.jobs).map((job): ChaosMessage => ({ role: 'job', body: job.body, job }));
+  const traffic = [...workload.messages, ...convoyMessages];
   const phases: Record<string, number> = {};
   let phase = 'start';
   let phaseStartedMs = Date.now();
@@ -109,7 +131,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const fakes = await startWorkloadFakes(WORKLOADS);
   // Besides the drawn faults, the service's item-level transaction conflicts, which DynamoDB Local
   // alone never produces: concurrent jobs on one item meet them as they would on AWS.
-  const proxy = await startDynamoDbFaultProxy({ target: engines.dynamodb.endpoint, random, stallMs: 2_500, transactionConflicts: true });
+  // And every lock write it forwards goes past the fence watch, the `staleLockWrites` invariant's witness.
+  const fences = fenceWatch();
+  const convoyResources = new Set(workload.convoys.map((convoy) => convoy.resourceId));
+  let holderStallRate = 0;
+  const holdOf = (operation: string, body: unknown) => {
+    if (operation !== 'TransactWriteItems' || holderStallRate === 0) return 0;
+    const held = lockWritesOnWire(body).some((write) => write && write.kind !== 'acquire' && convoyResources.has(write.resourceId));
+    if (!held || random() >= holderStallRate) return 0;
+    injected.holderStalls = (injected.holderStalls ?? 0) + 1;
+    return HOLDER_STALL_MS;
+  };
+  const proxy = await startDynamoDbFaultProxy({
+    target: engines.dynamodb.endpoint, random, stallMs: 2_500, transactionConflicts: true, holdOf, onAnswered: fences.observe,
+  });
   const sqs = new SQSClient(localClientConfig(engines.sqs.endpoint));
   const dynamodb = new DynamoDBClient(localClientConfig(engines.dynamodb.endpoint));
   const documents = DynamoDBDocumentClient.from(dynamodb);
@@ -119,7 +154,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const cloud = await startLocalCloud({
     engines, appFile: APP, context: fakes.settings,
     // Every job's trace is read at the end: the store must not drop the early ones (a trace per message, with room for the rest).
-    tracing: { maxTraces: 10_000 + 2 * (workload.openings.length + workload.messages.length) },
+    tracing: { maxTraces: 10_000 + 2 * (workload.openings.length + traffic.length) },
     functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint },
     faults: {},
     onInvocation: (functionName, summary) => {
@@ -138,7 +173,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const progress = setInterval(() => {
     const s = snapshot(cloud.metrics);
     options.onProgress?.({
-      phase, sent, total: workload.openings.length + workload.messages.length, processed: s.processed, duplicates: s.duplicates,
+      phase, sent, total: workload.openings.length + traffic.length, processed: s.processed, duplicates: s.duplicates,
       deadLettered: Object.values(s.deadLettered).reduce((a, b) => a + b, 0), faults: totalInjected(), violations: thrown,
     });
   }, 1_000);
@@ -163,6 +198,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     cloud.faults.crashDuringWorkRate = faults.crashDuringWorkRate;
     cloud.faults.delayPastTimeoutRate = faults.timeoutRate;
     Object.assign(proxy.rates, splitRate(faults.dynamodbRate));
+    holderStallRate = faults.holderStallRate;
     const externalChaos: ExternalApiChaos = {
       random, serverErrorRate: faults.externalRate * 0.4, slowRate: faults.externalRate * 0.25, hangRate: faults.externalRate * 0.15,
       nonObjectRate: faults.externalRate * 0.2, slowMs: 2_500, hangMs: 8_000,
@@ -179,6 +215,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await paceMessages({ sqs, queueUrl: outputs.JobsQueueUrl as string, messages: workload.messages, durationMs: sendMs, onSent: (n) => void (sent = base + n) });
     await redisFaults;
 
+    if (convoyMessages.length > 0) {
+      enter('convoy');
+      await backlogDown(sqs, outputs.JobsQueueUrl as string, CONVOY_BACKLOG, options.drainTimeoutMs ?? 20 * 60_000, log);
+      const before = sent;
+      await paceMessages({ sqs, queueUrl: outputs.JobsQueueUrl as string, messages: convoyMessages, durationMs: CONVOY_SEND_MS, onSent: (n) => void (sent = before + n) });
+    }
+
     enter('drain');
     await drain(sqs, outputs.JobsQueueUrl as string, options.drainTimeoutMs ?? 20 * 60_000, log);
     cloud.faults.crashAfterWorkRate = 0;
@@ -186,6 +229,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     cloud.faults.crashDuringWorkRate = 0;
     cloud.faults.delayPastTimeoutRate = 0;
     Object.assign(proxy.rates, splitRate(0));
+    holderStallRate = 0;
     for (const api of fakes.apis.values()) api.setChaos(undefined);
     readersOn = false;
     await reading;
@@ -205,18 +249,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const invariants = await checkInvariants({
       workload, documents, sqs, outputs, apis: fakes.apis,
       thrownInvocations: thrown, cache: cacheReport, nowMs: Date.now(), traces: (key) => cloud.traces.query(key), lettersBeforeReplay,
+      fences: fences.report(),
     });
     const letters = await allDeadLetters(sqs, outputs);
     enter('done');
-    const busySeconds = (phases.send ?? 0) + (phases.drain ?? 0);
+    const busySeconds = (phases.send ?? 0) + (phases.convoy ?? 0) + (phases.drain ?? 0);
     return {
       seed: options.seed,
-      jobs: workload.openings.length + workload.messages.length,
+      jobs: workload.openings.length + traffic.length,
       sizes: workload.sizes,
-      messages: Object.fromEntries(Object.entries(Object.groupBy(workload.messages, (m) => (m.role === 'job' ? m.job.kind : m.role))).map(([k, v]) => [k, v?.length ?? 0])),
+      messages: Object.fromEntries(Object.entries(Object.groupBy(traffic, (m) => (m.role === 'job' ? m.job.kind : m.role))).map(([k, v]) => [k, v?.length ?? 0])),
       injected: collectInjected(),
       phasesSeconds: phases,
-      jobsPerSecond: Number((workload.messages.length / Math.max(1, busySeconds)).toFixed(1)),
+      jobsPerSecond: Number((traffic.length / Math.max(1, busySeconds)).toFixed(1)),
       replayed,
       deadLetterCopiesCollapsed: letters.reduce((sum, letter) => sum + letter.copies - 1, 0),
       invariants,
@@ -246,6 +291,18 @@ export async function drain(sqs: SQSClient, queueUrl: string, timeoutMs: number,
     quiet = depth.visible + depth.inFlight + depth.delayed === 0 ? quiet + 1 : 0;
     if (Date.now() - startedMs > timeoutMs) throw new Error(`queue ${queueUrl} not drained after ${timeoutMs} ms: ${JSON.stringify(depth)}`);
     if (log && poll % 20 === 0) log(`chaos: waiting for ${queueUrl.split('/').at(-1)} to drain: ${JSON.stringify(depth)}`);
+    await sleep(1_000);
+  }
+}
+
+/** Waits until at most `visible` messages are visible on the queue (in flight and delayed ones not counted). */
+async function backlogDown(sqs: SQSClient, queueUrl: string, visible: number, timeoutMs: number, log: (line: string) => void): Promise<void> {
+  const startedMs = Date.now();
+  for (let poll = 1; ; poll += 1) {
+    const depth = await queueCounts(sqs, queueUrl);
+    if (depth.visible <= visible) return;
+    if (Date.now() - startedMs > timeoutMs) throw new Error(`queue ${queueUrl} still has ${depth.visible} visible messages after ${timeoutMs} ms`);
+    if (poll % 20 === 0) log(`chaos: waiting for the backlog to come down before the convoys: ${JSON.stringify(depth)}`);
     await sleep(1_000);
   }
 }

@@ -62,9 +62,9 @@ export interface ChaosTraffic {
   readonly reads: readonly string[];
   /**
    * A convoy on one resource: external jobs whose API answers every call for that resource slowly
-   * (past the lock lease, so each holder heartbeats it), sent close together in the main phase.
-   * The jobs behind its lock meet it receive after receive; waiting is not failing, so the run
-   * expects them requeued rather than dead-lettered for the lock. Called once, by runs that want
+   * (past the lock lease, so each holder heartbeats it), sent together once the main phase's
+   * backlog is down. The jobs behind its lock meet it receive after receive; waiting is not
+   * failing, so the run expects them requeued rather than dead-lettered for the lock. Called once, by runs that want
    * convoys (the chaos run; not the end-to-end bench or the rehearsal), after the main phase's
    * jobs. @default - none
    */

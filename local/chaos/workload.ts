@@ -6,13 +6,6 @@ import type { ChaosConvoy, ChaosJob, ChaosPoison, WorkloadChaos } from './worklo
 
 export type { ChaosConvoy, ChaosJob, ChaosPoison } from './workload-chaos.ts';
 
-/**
- * Where in the main phase the convoys' jobs are sent: from a quarter of it, within a fifth of it but
- * at most 600 messages (ten seconds at the default rate), so they arrive faster than the lock lets
- * them through, whatever the run's size, with time left to wait after.
- */
-const CONVOY_WINDOW = { start: 0.25, share: 0.2, maxMessages: 600 } as const;
-
 /** One message to send: a job's first copy, a copy of it, or poison. */
 export type ChaosMessage =
   | { readonly role: 'job' | 'producer-duplicate' | 'redelivery'; readonly body: string; readonly job: ChaosJob }
@@ -47,7 +40,7 @@ export interface ChaosWorkload {
   /** Every valid intent, by idempotency key (openings included). */
   readonly jobs: ReadonlyMap<string, ChaosJob>;
   readonly poison: readonly ChaosPoison[];
-  /** The workloads' convoys, their jobs among `messages`. */
+  /** The workloads' convoys: their jobs are not among `messages` (the run sends them on their own). */
   readonly convoys: readonly ChaosConvoy[];
   /** Read API paths for the readers, hottest first within each workload. */
   readonly reads: readonly (readonly string[])[];
@@ -120,14 +113,6 @@ export async function chaosWorkload(workloads: readonly Workload[], options: Cha
     messages.push({ role: 'job', body: created.body, job: created });
   }
   const convoys = options.convoys ? traffic.flatMap((share) => (share.convoy ? [share.convoy()] : [])) : [];
-  const convoyJobs = convoys.flatMap((convoy) => convoy.jobs);
-  const from = Math.floor(CONVOY_WINDOW.start * messages.length);
-  const to = from + Math.min(CONVOY_WINDOW.maxMessages, Math.floor(CONVOY_WINDOW.share * messages.length));
-  // From the back, so the positions still ahead are not shifted by the insertions.
-  for (let i = convoyJobs.length - 1; i >= 0; i -= 1) {
-    const convoyJob = convoyJobs[i] as ChaosJob;
-    messages.splice(from + Math.floor((i * (to - from)) / convoyJobs.length), 0, { role: 'job', body: convoyJob.body, job: convoyJob });
-  }
   // Valid near-limit bodies from the fuzzer are jobs like any other.
   for (const message of poison) {
     if (!message.valid || !message.idempotencyKey) continue;

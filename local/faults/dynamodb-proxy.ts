@@ -78,6 +78,34 @@ export interface DynamoDbFaultProxyOptions {
    * @default false
    */
   readonly transactionConflicts?: boolean;
+  /**
+   * A hold chosen request by request, for requests no drawn fault fell on: how long to keep it
+   * before forwarding (0: none). For faults aimed at one kind of write rather than drawn over all,
+   * e.g. a lock holder's writes on one hot resource held past its lease, so that a newer holder
+   * takes over while it lives. @default - none
+   */
+  readonly holdOf?: (operation: string, body: unknown) => number;
+  /**
+   * Told of every request the target answered (lost answers included: the target applied them),
+   * as each answer arrives. @default - nobody
+   */
+  readonly onAnswered?: (exchange: DynamoDbExchange) => void;
+}
+
+/**
+ * A request the target answered. `sentAt` and `answeredAt` are ticks of one counter the proxy
+ * advances as it forwards requests and gets answers: a request forwarded after another's answer
+ * has a greater `sentAt` than that `answeredAt`, so the target must have applied it after.
+ */
+export interface DynamoDbExchange {
+  readonly operation: string;
+  /** The request's JSON body, as sent (attribute values in DynamoDB's wire form). */
+  readonly request: unknown;
+  readonly sentAt: number;
+  readonly answeredAt: number;
+  readonly status: number;
+  /** The answer's JSON body (a cancellation's `CancellationReasons` among it). */
+  readonly answer: unknown;
 }
 
 export interface DynamoDbFaultProxy {
@@ -140,6 +168,7 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
   const countsByOperation = new Map<string, Record<DynamoDbFaultKind, number>>();
   let forwarded = 0;
   let failed = 0;
+  let tick = 0;
   const stopping = new AbortController();
   // Every in-flight forward and stall listens to it; a busy chaos run has far more than 10.
   setMaxListeners(0, stopping.signal);
@@ -193,7 +222,8 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
     try {
       if (fault?.kind === 'transactionConflict') return sendReply(response, conflictReply(fault.items, [fault.conflictAt]));
       if (fault && fault.kind in ERROR_REPLIES) return sendReply(response, errorReply(ERROR_REPLIES[fault.kind as keyof typeof ERROR_REPLIES]));
-      if (fault?.kind === 'stall') await delay(config.stallMs, undefined, { signal: stopping.signal });
+      const holdMs = fault?.kind === 'stall' ? config.stallMs : (!fault && operation !== undefined ? config.holdOf?.(operation, parsed) ?? 0 : 0);
+      if (holdMs > 0) await delay(holdMs, undefined, { signal: stopping.signal });
       // Checked when the request reaches the service, so after a stall.
       const check = inFlight && operation !== undefined ? await inFlight.check(operation, parsed, keySchemaOf(request.headers)) : undefined;
       if (check && check.conflicting.length > 0) {
@@ -203,7 +233,11 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
           : errorReply({ status: 400, type: `${NAMESPACE}#TransactionConflictException`, message: 'Transaction is ongoing for the item' }));
       }
       const release = check?.hold();
+      const sentAt = (tick += 1);
       const reply = await forward(request, body).finally(() => release?.());
+      if (config.onAnswered && operation !== undefined) {
+        config.onAnswered({ operation, request: parsed, sentAt, answeredAt: (tick += 1), status: reply.status, answer: parseJsonBody(reply.body) });
+      }
       if (fault?.kind === 'lostResponse') return void request.socket.destroy();
       sendReply(response, reply);
     } catch (error) {

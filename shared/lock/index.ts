@@ -1,4 +1,4 @@
 export {
-  acquireLockItem, extendLockItem, lockKey, nextFence, releaseLockItem, LOCK_GC_AFTER_SECONDS,
-  type LeaseHold, type LockItem, type TransactItem,
+  acquireLockItem, extendLockItem, lockKey, lockWriteOf, nextFence, releaseLockItem, LOCK_GC_AFTER_SECONDS,
+  type LeaseHold, type LockItem, type LockWrite, type LockWriteKind, type TransactItem,
 } from './lease-lock.ts';

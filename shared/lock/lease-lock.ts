@@ -31,8 +31,44 @@ export interface LeaseHold {
 /** Lock items are garbage-collected this long after their last lease, never sooner. */
 export const LOCK_GC_AFTER_SECONDS = 7 * 24 * 3600;
 
+const LOCK_PREFIX = 'lock#';
+
 export function lockKey(resourceId: string): string {
-  return `lock#${resourceId}`;
+  return `${LOCK_PREFIX}${resourceId}`;
+}
+
+/** The three writes a lock item gets, each conditioned so that only the right holder's lands. */
+const LOCK_WRITES = {
+  acquire: {
+    update: 'SET ownerToken = :token, fence = :fence, leaseUntilMs = :lease, expiresAtEpochSeconds = :gc',
+    condition: 'attribute_not_exists(pk) OR (leaseUntilMs < :now AND fence < :fence)',
+  },
+  extend: { update: 'SET leaseUntilMs = :lease, expiresAtEpochSeconds = :gc', condition: 'ownerToken = :token AND fence = :fence' },
+  release: { update: 'SET leaseUntilMs = :zero REMOVE ownerToken', condition: 'ownerToken = :token AND fence = :fence' },
+} as const;
+
+export type LockWriteKind = keyof typeof LOCK_WRITES;
+
+/** A lock write read back from a transaction item: which write, on which resource, for which acquisition. */
+export interface LockWrite {
+  readonly kind: LockWriteKind;
+  readonly resourceId: string;
+  readonly fence: number;
+}
+
+/**
+ * Recognises an item built by {@link acquireLockItem}, {@link extendLockItem} or
+ * {@link releaseLockItem} (document form), for whoever watches the writes on the wire, such as the
+ * chaos run's fence watch; undefined for any other item. Kept beside the builders so the two
+ * cannot drift apart.
+ */
+export function lockWriteOf(item: TransactItem): LockWrite | undefined {
+  const update = item.Update;
+  const key = update?.Key?.[CONTROL_TABLE.partitionKey];
+  if (!update || typeof key !== 'string' || !key.startsWith(LOCK_PREFIX)) return undefined;
+  const kind = (Object.keys(LOCK_WRITES) as LockWriteKind[]).find((name) => LOCK_WRITES[name].update === update.UpdateExpression);
+  const fence = update.ExpressionAttributeValues?.[':fence'];
+  return kind && typeof fence === 'number' ? { kind, resourceId: key.slice(LOCK_PREFIX.length), fence } : undefined;
 }
 
 /** The fence for a new acquisition: now, or one past the highest fence seen if that is later. */
@@ -46,8 +82,8 @@ export function acquireLockItem(tableName: string, hold: LeaseHold, leaseUntilMs
     Update: {
       TableName: tableName,
       Key: { [CONTROL_TABLE.partitionKey]: lockKey(hold.resourceId) },
-      UpdateExpression: 'SET ownerToken = :token, fence = :fence, leaseUntilMs = :lease, expiresAtEpochSeconds = :gc',
-      ConditionExpression: 'attribute_not_exists(pk) OR (leaseUntilMs < :now AND fence < :fence)',
+      UpdateExpression: LOCK_WRITES.acquire.update,
+      ConditionExpression: LOCK_WRITES.acquire.condition,
       ExpressionAttributeValues: {
         ':token': hold.ownerToken,
         ':fence': hold.fence,
@@ -66,8 +102,8 @@ export function releaseLockItem(tableName: string, hold: LeaseHold): TransactIte
     Update: {
       TableName: tableName,
       Key: { [CONTROL_TABLE.partitionKey]: lockKey(hold.resourceId) },
-      UpdateExpression: 'SET leaseUntilMs = :zero REMOVE ownerToken',
-      ConditionExpression: 'ownerToken = :token AND fence = :fence',
+      UpdateExpression: LOCK_WRITES.release.update,
+      ConditionExpression: LOCK_WRITES.release.condition,
       ExpressionAttributeValues: { ':token': hold.ownerToken, ':fence': hold.fence, ':zero': 0 },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
@@ -80,8 +116,8 @@ export function extendLockItem(tableName: string, hold: LeaseHold, leaseUntilMs:
     Update: {
       TableName: tableName,
       Key: { [CONTROL_TABLE.partitionKey]: lockKey(hold.resourceId) },
-      UpdateExpression: 'SET leaseUntilMs = :lease, expiresAtEpochSeconds = :gc',
-      ConditionExpression: 'ownerToken = :token AND fence = :fence',
+      UpdateExpression: LOCK_WRITES.extend.update,
+      ConditionExpression: LOCK_WRITES.extend.condition,
       ExpressionAttributeValues: {
         ':token': hold.ownerToken,
         ':fence': hold.fence,

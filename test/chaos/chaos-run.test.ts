@@ -17,12 +17,12 @@ describe('chaos run: exactly-once and never-stale under every fault combined', (
       log: (line) => console.log(line),
       drainTimeoutMs: 8 * 60_000,
     });
-    console.log(JSON.stringify({ injected: report.injected, phasesSeconds: report.phasesSeconds, replayed: report.replayed, lockRequeues: report.invariants.lockRequeues }));
+    console.log(JSON.stringify({ injected: report.injected, phasesSeconds: report.phasesSeconds, replayed: report.replayed, lockRequeues: report.invariants.lockRequeues, fencedWrites: report.invariants.fencedWrites }));
     // THEN no promise was broken
     assert.deepEqual(report.invariants.counts, Object.fromEntries(Object.keys(report.invariants.counts).map((name) => [name, 0])),
       JSON.stringify(report.invariants.examples, null, 2));
     // AND every fault kind really happened
-    for (const kind of ['crashesAfterWork', 'crashesBeforeWork', 'crashesDuringWork', 'invocationTimeouts', 'redis.flushall', 'redis.pause', 'redis.outage',
+    for (const kind of ['crashesAfterWork', 'crashesBeforeWork', 'crashesDuringWork', 'invocationTimeouts', 'holderStalls', 'redis.flushall', 'redis.pause', 'redis.outage',
       'dynamodb.throttling', 'dynamodb.provisionedThroughputExceeded', 'dynamodb.internalServerError', 'dynamodb.transactionConflict',
       'dynamodb.lostResponse', 'dynamodb.stall']) {
       assert.ok((report.injected[kind] ?? 0) > 0, `fault ${kind} was injected (${JSON.stringify(report.injected)})`);
@@ -38,6 +38,8 @@ describe('chaos run: exactly-once and never-stale under every fault combined', (
     // (the account convoy: syncs behind one slow account's lock wait past their receives, and are requeued rather than dead-lettered)
     assert.ok((report.messages['convoy-sync'] ?? 0) >= 18, JSON.stringify(report.messages));
     assert.ok(report.invariants.lockRequeues > 0, 'some records met a held lock on their last receive and were requeued');
+    // (and the convoy's stalled holders: a newer holder took their lock while they lived, and their late writes met the fence)
+    assert.ok((report.invariants.fencedWrites ?? 0) > 0, 'some stale holders\' lock writes were refused by their fence');
     // AND both workloads took part, their own invariants checked
     for (const name of ['misjudgedDeadLetters', 'ledgerMismatches', 'negativeBalances', 'syncEffects', 'negativeStock', 'stockMismatches', 'reservationMismatches', 'shipmentMismatches']) {
       assert.ok(name in report.invariants.counts, `${name} was checked`);

@@ -228,6 +228,24 @@ describe('DynamoDB fault proxy', () => {
     assert.equal(proxy.forwarded(), 1);
   });
 
+  it('holdOf: holds the requests it chooses for as long as it says, where no drawn fault fell; onAnswered sees each answer on one counter', async (t) => {
+    const answered: { operation: string; sentAt: number; answeredAt: number; status: number }[] = [];
+    const { once } = await startProxy(t, {
+      rates: { internalServerError: 0.5 }, random: scripted(0.1, 0.9, 0.9),
+      holdOf: (operation, body) => (JSON.stringify(body).includes('hold-me') ? 400 : 0),
+      onAnswered: ({ operation, sentAt, answeredAt, status }) => void answered.push({ operation, sentAt, answeredAt, status }),
+    });
+    // drawn a fault: answered at once, not held, not forwarded
+    await assert.rejects(once.send(put('hold-me-1')), InternalServerError);
+    let startedMs = performance.now();
+    await once.send(put('hold-me-2'));
+    assert.ok(performance.now() - startedMs >= 380, `held: answered after ${performance.now() - startedMs} ms`);
+    startedMs = performance.now();
+    await once.send(put('hold-not'));
+    assert.ok(performance.now() - startedMs < 380, `not held: answered after ${performance.now() - startedMs} ms`);
+    assert.deepEqual(answered, [{ operation: 'PutItem', sentAt: 1, answeredAt: 2, status: 200 }, { operation: 'PutItem', sentAt: 3, answeredAt: 4, status: 200 }]);
+  });
+
   it('stop() closes everything at once and drops stalled requests unforwarded', async (t) => {
     const { proxy, once } = await startProxy(t, { rates: { stall: 1 }, stallMs: 60_000 });
     const pending = once.send(put('stall-stopped')).then(() => 'answered', (error: unknown) => error);

@@ -1,0 +1,68 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { acquireLockItem, extendLockItem, lockWriteOf, releaseLockItem, type LeaseHold, type TransactItem } from '../../shared/lock/index.ts';
+import { fenceWatch } from '../../local/faults/index.ts';
+
+const TABLE = 'control';
+const hold = (fence: number, resourceId = 'r-1'): LeaseHold => ({ resourceId, ownerToken: `owner-${fence}`, fence });
+
+/** A transaction as it crosses the wire: attribute values in DynamoDB's JSON. */
+function wire(items: readonly TransactItem[], token: string) {
+  return {
+    ClientRequestToken: token,
+    TransactItems: items.map((item) => ({
+      Update: { ...item.Update, Key: marshall(item.Update?.Key ?? {}), ExpressionAttributeValues: marshall(item.Update?.ExpressionAttributeValues ?? {}) },
+    })),
+  };
+}
+
+const exchange = (items: readonly TransactItem[], token: string, sentAt: number, answeredAt: number, refusedAt?: number) => ({
+  operation: 'TransactWriteItems', request: wire(items, token), sentAt, answeredAt,
+  status: refusedAt === undefined ? 200 : 400,
+  answer: refusedAt === undefined ? {} : { CancellationReasons: items.map((_, i) => ({ Code: i === refusedAt ? 'ConditionalCheckFailed' : 'None' })) },
+});
+
+describe('lockWriteOf', () => {
+  it('recognises each lock write the builders make, and nothing else', () => {
+    assert.deepEqual(lockWriteOf(acquireLockItem(TABLE, hold(7), 1_000, 500)), { kind: 'acquire', resourceId: 'r-1', fence: 7 });
+    assert.deepEqual(lockWriteOf(extendLockItem(TABLE, hold(7), 2_000)), { kind: 'extend', resourceId: 'r-1', fence: 7 });
+    assert.deepEqual(lockWriteOf(releaseLockItem(TABLE, hold(7))), { kind: 'release', resourceId: 'r-1', fence: 7 });
+    assert.equal(lockWriteOf({ Put: { TableName: TABLE, Item: { pk: 'lock#r-1', fence: 7 } } }), undefined);
+    assert.equal(lockWriteOf({ Update: { TableName: TABLE, Key: { pk: 'idem#k' }, UpdateExpression: 'SET fence = :fence', ExpressionAttributeValues: { ':fence': 7 } } }), undefined);
+  });
+});
+
+describe('fence watch', () => {
+  it('orders by the proxy\'s ticks: a write sent before a newer acquisition was answered is not stale; one sent after is', () => {
+    const watch = fenceWatch();
+    watch.observe(exchange([acquireLockItem(TABLE, hold(100), 1_000, 0)], 'a', 1, 2));
+    // Sent at tick 3, before the newer acquisition's answer at tick 5: DynamoDB may have applied it first.
+    watch.observe(exchange([acquireLockItem(TABLE, hold(200), 1_000, 0)], 'b', 4, 5));
+    watch.observe(exchange([releaseLockItem(TABLE, hold(100))], 'c', 3, 6));
+    assert.deepEqual(watch.report().staleWritesApplied, []);
+    watch.observe(exchange([extendLockItem(TABLE, hold(100), 2_000)], 'd', 7, 8));
+    assert.deepEqual(watch.report().staleWritesApplied, ['extend of r-1 for fence 100 landed after fence 200 had taken it']);
+  });
+
+  it('counts a stale write refused by its own condition, not one refused for another item', () => {
+    const watch = fenceWatch();
+    watch.observe(exchange([acquireLockItem(TABLE, hold(100), 1_000, 0)], 'a', 1, 2));
+    watch.observe(exchange([acquireLockItem(TABLE, hold(200), 1_000, 0)], 'b', 3, 4));
+    const commit = [{ Put: { TableName: TABLE, Item: { pk: 'idem#k' } } }, releaseLockItem(TABLE, hold(100))];
+    watch.observe(exchange(commit, 'c', 5, 6, 0));
+    watch.observe(exchange(commit, 'd', 7, 8, 1));
+    assert.deepEqual([watch.report().staleWritesRefused, watch.report().staleWritesApplied], [1, []]);
+    assert.equal(watch.report().acquisitions, 2);
+  });
+
+  it('a retry with a token DynamoDB already applied is answered, not applied again: not stale', () => {
+    const watch = fenceWatch();
+    watch.observe(exchange([acquireLockItem(TABLE, hold(100), 1_000, 0)], 'a', 1, 2));
+    watch.observe(exchange([releaseLockItem(TABLE, hold(100))], 'release', 3, 4));
+    watch.observe(exchange([acquireLockItem(TABLE, hold(200), 1_000, 0)], 'b', 5, 6));
+    // The release's answer was lost; the SDK sent it again with its token.
+    watch.observe(exchange([releaseLockItem(TABLE, hold(100))], 'release', 7, 8));
+    assert.deepEqual(watch.report().staleWritesApplied, []);
+  });
+});
