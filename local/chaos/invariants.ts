@@ -66,6 +66,8 @@ export interface InvariantReport {
    * then covers. Undefined without the fence watch.
    */
   readonly fencedWrites?: number;
+  /** Cache entries `staleCacheEntries` compared with the table: on an empty cache it would hold trivially. */
+  readonly cacheEntriesCompared: number;
 }
 
 export interface InvariantInputs {
@@ -221,7 +223,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
       violate('orphanClaims', `${String(item.pk)} lease ended ${new Date(leaseUntilMs).toISOString()} (dead letters: ${dead})`);
     }
   }
-  return { descriptions, counts, examples, screenedCommits, lockRequeues, fencedWrites: inputs.fences?.staleWritesRefused };
+  return { descriptions, counts, examples, screenedCommits, lockRequeues, fencedWrites: inputs.fences?.staleWritesRefused, cacheEntriesCompared: inputs.cache.sampled };
 }
 
 function allowed(job: ChaosJob, letter: DeadLetter, rejected: ReadonlyMap<string, ReadonlySet<string>>): boolean {
