@@ -15,7 +15,8 @@ import { InvocationError } from '../lambda/function-runtime.ts';
 import { startWorkloadFakes, type ExternalApiChaos } from '../external-api/index.ts';
 import { paceMessages } from '../demo/producer.ts';
 import { snapshot } from '../demo/progress.ts';
-import { fenceWatch, lockWritesOnWire, startDynamoDbFaultProxy } from '../faults/index.ts';
+import { fenceWatch, startDynamoDbFaultProxy } from '../faults/index.ts';
+import { holderStalls } from './holder-stalls.ts';
 import { scheduleRedisFaults, splitRate } from './faults.ts';
 import { allDeadLetters, checkInvariants, rightlyRejected, type InvariantReport } from './invariants.ts';
 import { seededRandom } from './random.ts';
@@ -48,7 +49,7 @@ export interface ChaosFaults {
 }
 
 export const DEFAULT_FAULTS: ChaosFaults = {
-  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, crashDuringWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, holderStallRate: 0.25,
+  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, crashDuringWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, holderStallRate: 0.1,
   redis: true, redisOutageMs: 30_000,
 };
 
@@ -131,19 +132,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const fakes = await startWorkloadFakes(WORKLOADS);
   // Besides the drawn faults, the service's item-level transaction conflicts, which DynamoDB Local
   // alone never produces: concurrent jobs on one item meet them as they would on AWS.
-  // And every lock write it forwards goes past the fence watch, the `staleLockWrites` invariant's witness.
+  // And every lock write it forwards goes past the fence watch, the `staleLockWrites` invariant's
+  // witness, while the convoys' holders are stalled past their lease (its own draws: the other
+  // faults' sequence stays as the seed gives it).
   const fences = fenceWatch();
-  const convoyResources = new Set(workload.convoys.map((convoy) => convoy.resourceId));
-  let holderStallRate = 0;
-  const holdOf = (operation: string, body: unknown) => {
-    if (operation !== 'TransactWriteItems' || holderStallRate === 0) return 0;
-    const held = lockWritesOnWire(body).some((write) => write && write.kind !== 'acquire' && convoyResources.has(write.resourceId));
-    if (!held || random() >= holderStallRate) return 0;
-    injected.holderStalls = (injected.holderStalls ?? 0) + 1;
-    return HOLDER_STALL_MS;
-  };
+  const stalls = holderStalls({ resources: new Set(workload.convoys.map((convoy) => convoy.resourceId)), holdMs: HOLDER_STALL_MS, random: seededRandom(options.seed ^ 0xfe9ce) });
   const proxy = await startDynamoDbFaultProxy({
-    target: engines.dynamodb.endpoint, random, stallMs: 2_500, transactionConflicts: true, holdOf, onAnswered: fences.observe,
+    target: engines.dynamodb.endpoint, random, stallMs: 2_500, transactionConflicts: true, holdOf: stalls.holdOf, onAnswered: fences.observe,
   });
   const sqs = new SQSClient(localClientConfig(engines.sqs.endpoint));
   const dynamodb = new DynamoDBClient(localClientConfig(engines.dynamodb.endpoint));
@@ -180,6 +175,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const totalInjected = () => Object.values(collectInjected()).reduce((a, b) => a + b, 0);
   const collectInjected = () => ({
     ...injected,
+    holderStalls: stalls.held(),
     ...prefixed('dynamodb', proxy.injected() as Record<string, number>),
     ...prefixed('dynamodb.itemConflict', proxy.conflicts()),
     // PAYMENTS_API_URL's faults as `payments.<kind>`.
@@ -198,7 +194,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     cloud.faults.crashDuringWorkRate = faults.crashDuringWorkRate;
     cloud.faults.delayPastTimeoutRate = faults.timeoutRate;
     Object.assign(proxy.rates, splitRate(faults.dynamodbRate));
-    holderStallRate = faults.holderStallRate;
+    stalls.rate = faults.holderStallRate;
     const externalChaos: ExternalApiChaos = {
       random, serverErrorRate: faults.externalRate * 0.4, slowRate: faults.externalRate * 0.25, hangRate: faults.externalRate * 0.15,
       nonObjectRate: faults.externalRate * 0.2, slowMs: 2_500, hangMs: 8_000,
@@ -215,21 +211,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await paceMessages({ sqs, queueUrl: outputs.JobsQueueUrl as string, messages: workload.messages, durationMs: sendMs, onSent: (n) => void (sent = base + n) });
     await redisFaults;
 
+    // The convoys' wait for the backlog and the drain share one budget.
+    const drainDeadlineMs = Date.now() + (options.drainTimeoutMs ?? 20 * 60_000);
     if (convoyMessages.length > 0) {
       enter('convoy');
-      await backlogDown(sqs, outputs.JobsQueueUrl as string, CONVOY_BACKLOG, options.drainTimeoutMs ?? 20 * 60_000, log);
+      await backlogDown(sqs, outputs.JobsQueueUrl as string, CONVOY_BACKLOG, drainDeadlineMs - Date.now(), log);
       const before = sent;
       await paceMessages({ sqs, queueUrl: outputs.JobsQueueUrl as string, messages: convoyMessages, durationMs: CONVOY_SEND_MS, onSent: (n) => void (sent = before + n) });
     }
 
     enter('drain');
-    await drain(sqs, outputs.JobsQueueUrl as string, options.drainTimeoutMs ?? 20 * 60_000, log);
+    await drain(sqs, outputs.JobsQueueUrl as string, Math.max(0, drainDeadlineMs - Date.now()), log);
     cloud.faults.crashAfterWorkRate = 0;
     cloud.faults.crashBeforeWorkRate = 0;
     cloud.faults.crashDuringWorkRate = 0;
     cloud.faults.delayPastTimeoutRate = 0;
     Object.assign(proxy.rates, splitRate(0));
-    holderStallRate = 0;
+    stalls.rate = 0;
     for (const api of fakes.apis.values()) api.setChaos(undefined);
     readersOn = false;
     await reading;

@@ -104,8 +104,8 @@ export interface DynamoDbExchange {
   readonly sentAt: number;
   readonly answeredAt: number;
   readonly status: number;
-  /** The answer's JSON body (a cancellation's `CancellationReasons` among it). */
-  readonly answer: unknown;
+  /** The answer's body, as received (JSON; a cancellation's `CancellationReasons` among it), parsed only by who needs it. */
+  readonly answerBody: Buffer;
 }
 
 export interface DynamoDbFaultProxy {
@@ -235,8 +235,14 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
       const release = check?.hold();
       const sentAt = (tick += 1);
       const reply = await forward(request, body).finally(() => release?.());
+      const answeredAt = (tick += 1);
       if (config.onAnswered && operation !== undefined) {
-        config.onAnswered({ operation, request: parsed, sentAt, answeredAt: (tick += 1), status: reply.status, answer: parseJsonBody(reply.body) });
+        // A watcher's bug must not turn an applied write into an error its client retries.
+        try {
+          config.onAnswered({ operation, request: parsed, sentAt, answeredAt, status: reply.status, answerBody: reply.body });
+        } catch (error) {
+          console.error(`DynamoDB fault proxy: onAnswered threw: ${String(error)}`);
+        }
       }
       if (fault?.kind === 'lostResponse') return void request.socket.destroy();
       sendReply(response, reply);

@@ -1,17 +1,20 @@
 /**
  * Watches the lock writes that reach DynamoDB through the fault proxy and checks the fence from
- * outside the code under test: once a newer holder's acquisition of a lock has been answered, no
- * write for an older acquisition of it (a commit's or an abandon's release, a heartbeat) may land.
+ * outside the code under test: every acquisition of a lock carries a greater fence than the ones
+ * before it, and once a newer holder's acquisition has been answered, no write for an older
+ * acquisition (a commit's or an abandon's release, a heartbeat) may land.
  *
  * The idempotency store conditions each of those writes on its owner token and fence, so a holder
  * that stalled past its lease (a stalled request, a slow external call whose heartbeat came too
  * late) is refused. The watch sees both halves: writes refused for being stale (the fence at work)
  * and writes that landed although stale (the fence broken). It orders them by the proxy's ticks,
  * not by the clocks of the functions: a write forwarded after an acquisition was answered was
- * applied after it.
+ * applied after it. A write to a lock item in any other shape than the lock module's own is
+ * reported too, since the watch could not judge it.
  */
-import { unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
-import { lockWriteOf, type LockWrite, type TransactItem } from '../../shared/lock/index.ts';
+import { parseJsonBody } from '../http.ts';
+import { lockKey, lockWriteOf, type LockWrite } from '../../shared/lock/index.ts';
+import { CONTROL_TABLE } from '../../shared/tables/index.ts';
 import type { DynamoDbExchange } from './dynamodb-proxy.ts';
 
 /** What the watch saw, for the chaos run's report and its `staleLockWrites` invariant. */
@@ -20,7 +23,7 @@ export interface FenceReport {
   readonly acquisitions: number;
   /** Writes for an acquisition older than one already answered, refused by their condition: the fence at work. */
   readonly staleWritesRefused: number;
-  /** The same writes, landed: each a broken fence, described for the violation report. */
+  /** Lock writes that landed against the fence, or in a shape the watch cannot judge: each described for the violation report. */
   readonly staleWritesApplied: readonly string[];
 }
 
@@ -30,9 +33,22 @@ export interface FenceWatch {
   readonly report: () => FenceReport;
 }
 
+/** A lock item's key, as the lock module writes it (`lock#<resource>`). */
+const LOCK_PREFIX = lockKey('');
+const SINGLE_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
+
+type WireValue = { readonly S?: string; readonly N?: string };
+type WireItem = Readonly<Record<string, { readonly Key?: Record<string, WireValue>; readonly Item?: Record<string, WireValue>; readonly UpdateExpression?: string; readonly ExpressionAttributeValues?: Record<string, WireValue> } | undefined>>;
 interface WireTransaction {
   readonly ClientRequestToken?: string;
-  readonly TransactItems?: readonly { readonly Update?: { readonly Key?: unknown; readonly ExpressionAttributeValues?: unknown } }[];
+  readonly TransactItems?: readonly WireItem[];
+}
+
+/** A lock item written in a shape the lock module does not make. */
+interface ForeignWrite {
+  readonly kind: 'foreign';
+  readonly key: string;
+  readonly how: string;
 }
 
 export function fenceWatch(): FenceWatch {
@@ -40,6 +56,7 @@ export function fenceWatch(): FenceWatch {
   const acquired = new Map<string, { fence: number; answeredAt: number }[]>();
   // A retry with a token the service already applied is answered without being applied again.
   const appliedTokens = new Set<string>();
+  const refusedTokens = new Set<string>();
   let acquisitions = 0;
   let staleWritesRefused = 0;
   const staleWritesApplied: string[] = [];
@@ -48,50 +65,83 @@ export function fenceWatch(): FenceWatch {
   const newestBefore = (resourceId: string, sentAt: number) =>
     Math.max(0, ...(acquired.get(resourceId) ?? []).filter((entry) => entry.answeredAt < sentAt).map((entry) => entry.fence));
 
-  const observe = (exchange: DynamoDbExchange) => {
-    if (exchange.operation !== 'TransactWriteItems') return;
-    const request = exchange.request as WireTransaction | undefined;
-    const writes = lockWritesOnWire(request);
-    if (!writes.some(Boolean)) return;
-    if (exchange.status === 200) {
-      const token = request?.ClientRequestToken;
-      if (token !== undefined && appliedTokens.has(token)) return;
-      if (token !== undefined) appliedTokens.add(token);
-      for (const write of writes) {
-        if (!write) continue;
-        if (write.kind === 'acquire') {
-          acquisitions += 1;
-          acquired.set(write.resourceId, [...(acquired.get(write.resourceId) ?? []), { fence: write.fence, answeredAt: exchange.answeredAt }]);
-          continue;
-        }
-        const newer = newestBefore(write.resourceId, exchange.sentAt);
-        if (newer > write.fence) staleWritesApplied.push(`${write.kind} of ${write.resourceId} for fence ${write.fence} landed after fence ${newer} had taken it`);
-      }
+  const landed = (write: LockWrite | ForeignWrite, sentAt: number, answeredAt: number) => {
+    if (write.kind === 'foreign') {
+      staleWritesApplied.push(`${write.how} of ${write.key}: a lock write the lock module does not make, which the fence watch cannot judge`);
       return;
     }
-    const reasons = (exchange.answer as { CancellationReasons?: readonly { Code?: string }[] } | undefined)?.CancellationReasons ?? [];
-    for (const [index, write] of writes.entries()) {
-      if (!write || write.kind === 'acquire' || reasons[index]?.Code !== 'ConditionalCheckFailed') continue;
-      if (newestBefore(write.resourceId, exchange.sentAt) > write.fence) staleWritesRefused += 1;
+    const newer = newestBefore(write.resourceId, sentAt);
+    if (write.kind === 'acquire') {
+      acquisitions += 1;
+      acquired.set(write.resourceId, [...(acquired.get(write.resourceId) ?? []), { fence: write.fence, answeredAt }]);
+      if (newer >= write.fence) staleWritesApplied.push(`acquire of ${write.resourceId} with fence ${write.fence} landed after fence ${newer}: the fence did not grow`);
+      return;
     }
+    if (newer > write.fence) staleWritesApplied.push(`${write.kind} of ${write.resourceId} for fence ${write.fence} landed after fence ${newer} had taken it`);
+  };
+
+  const observe = (exchange: DynamoDbExchange) => {
+    if (SINGLE_WRITES.has(exchange.operation)) {
+      const key = keyOf((exchange.request ?? {}) as NonNullable<WireItem[string]>);
+      if (exchange.status === 200 && key?.startsWith(LOCK_PREFIX)) landed({ kind: 'foreign', key, how: exchange.operation }, exchange.sentAt, exchange.answeredAt);
+      return;
+    }
+    if (exchange.operation !== 'TransactWriteItems') return;
+    const request = exchange.request as WireTransaction | undefined;
+    const writes = (request?.TransactItems ?? []).map(lockWriteOnWire);
+    if (!writes.some(Boolean)) return;
+    const token = request?.ClientRequestToken;
+    if (exchange.status === 200) {
+      if (token !== undefined && appliedTokens.has(token)) return;
+      if (token !== undefined) appliedTokens.add(token);
+      for (const write of writes) if (write) landed(write, exchange.sentAt, exchange.answeredAt);
+      return;
+    }
+    // A refusal sent again with its token (its answer lost) is one refusal.
+    if (token !== undefined && refusedTokens.has(token)) return;
+    const answer = parseJsonBody(exchange.answerBody) as { CancellationReasons?: readonly { Code?: string }[] } | undefined;
+    const reasons = answer?.CancellationReasons ?? [];
+    let refused = false;
+    for (const [index, write] of writes.entries()) {
+      if (!write || write.kind === 'acquire' || write.kind === 'foreign' || reasons[index]?.Code !== 'ConditionalCheckFailed') continue;
+      if (newestBefore(write.resourceId, exchange.sentAt) > write.fence) {
+        staleWritesRefused += 1;
+        refused = true;
+      }
+    }
+    if (refused && token !== undefined) refusedTokens.add(token);
   };
 
   return { observe, report: () => ({ acquisitions, staleWritesRefused, staleWritesApplied: [...staleWritesApplied] }) };
 }
 
 /**
- * A `TransactWriteItems` request body as sent, item by item: the lock write each item is, if any
- * (an array as long as its items).
+ * A `TransactWriteItems` request body as sent, item by item: the lock write each item is, if it
+ * is one the lock module makes (an array as long as its items). Reads the wire form directly
+ * (the key and the fence), so the proxy's hot path converts nothing it does not need.
  */
 export function lockWritesOnWire(body: unknown): (LockWrite | undefined)[] {
   const items = (body as WireTransaction | undefined)?.TransactItems;
-  return Array.isArray(items) ? items.map(lockWriteOnWire) : [];
+  return Array.isArray(items) ? items.map((item) => {
+    const write = lockWriteOnWire(item);
+    return write?.kind === 'foreign' ? undefined : write;
+  }) : [];
 }
 
-/** A transaction item in DynamoDB's wire form, read as a lock write if it is one. */
-function lockWriteOnWire(item: NonNullable<WireTransaction['TransactItems']>[number]): LockWrite | undefined {
-  const update = item.Update;
-  if (!update?.Key || !update.ExpressionAttributeValues) return undefined;
-  const asDocument = (value: unknown) => unmarshall(value as Record<string, NativeAttributeValue>) as Record<string, unknown>;
-  return lockWriteOf({ Update: { ...update, Key: asDocument(update.Key), ExpressionAttributeValues: asDocument(update.ExpressionAttributeValues) } } as TransactItem);
+/** One transaction item: a lock write, a write to a lock item in another shape, or neither. */
+function lockWriteOnWire(item: WireItem): LockWrite | ForeignWrite | undefined {
+  const [how, operation] = Object.entries(item)[0] ?? [];
+  if (!how || !operation || how === 'ConditionCheck') return undefined;
+  const key = keyOf(operation);
+  if (!key?.startsWith(LOCK_PREFIX)) return undefined;
+  const fence = Number(operation.ExpressionAttributeValues?.[':fence']?.N);
+  const write = how === 'Update'
+    ? lockWriteOf({ Update: { TableName: '', Key: { [CONTROL_TABLE.partitionKey]: key }, UpdateExpression: operation.UpdateExpression, ExpressionAttributeValues: { ':fence': fence } } })
+    : undefined;
+  return write ?? { kind: 'foreign', key, how };
+}
+
+/** The item's partition key on the control table, on the wire: from its Key, or from the Item of a Put. */
+function keyOf(operation: NonNullable<WireItem[string]>): string | undefined {
+  return (operation.Key ?? operation.Item)?.[CONTROL_TABLE.partitionKey]?.S;
 }

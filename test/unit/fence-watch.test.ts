@@ -11,16 +11,20 @@ const hold = (fence: number, resourceId = 'r-1'): LeaseHold => ({ resourceId, ow
 function wire(items: readonly TransactItem[], token: string) {
   return {
     ClientRequestToken: token,
-    TransactItems: items.map((item) => ({
-      Update: { ...item.Update, Key: marshall(item.Update?.Key ?? {}), ExpressionAttributeValues: marshall(item.Update?.ExpressionAttributeValues ?? {}) },
-    })),
+    TransactItems: items.map((item) => Object.fromEntries(Object.entries(item).map(([how, operation]) => {
+      const { Key, Item, ExpressionAttributeValues, ...rest } = operation as unknown as Record<string, Record<string, unknown> | undefined>;
+      return [how, {
+        ...rest, ...(Key ? { Key: marshall(Key) } : {}), ...(Item ? { Item: marshall(Item) } : {}),
+        ...(ExpressionAttributeValues ? { ExpressionAttributeValues: marshall(ExpressionAttributeValues) } : {}),
+      }];
+    }))),
   };
 }
 
 const exchange = (items: readonly TransactItem[], token: string, sentAt: number, answeredAt: number, refusedAt?: number) => ({
   operation: 'TransactWriteItems', request: wire(items, token), sentAt, answeredAt,
   status: refusedAt === undefined ? 200 : 400,
-  answer: refusedAt === undefined ? {} : { CancellationReasons: items.map((_, i) => ({ Code: i === refusedAt ? 'ConditionalCheckFailed' : 'None' })) },
+  answerBody: Buffer.from(JSON.stringify(refusedAt === undefined ? {} : { CancellationReasons: items.map((_, i) => ({ Code: i === refusedAt ? 'ConditionalCheckFailed' : 'None' })) })),
 });
 
 describe('lockWriteOf', () => {
@@ -54,6 +58,30 @@ describe('fence watch', () => {
     watch.observe(exchange(commit, 'd', 7, 8, 1));
     assert.deepEqual([watch.report().staleWritesRefused, watch.report().staleWritesApplied], [1, []]);
     assert.equal(watch.report().acquisitions, 2);
+  });
+
+  it('an acquisition whose fence did not grow, and a lock item written in a shape the lock module does not make, are reported', () => {
+    const watch = fenceWatch();
+    watch.observe(exchange([acquireLockItem(TABLE, hold(200), 1_000, 0)], 'a', 1, 2));
+    watch.observe(exchange([acquireLockItem(TABLE, hold(150), 1_000, 0)], 'b', 3, 4));
+    watch.observe(exchange([{ Delete: { TableName: TABLE, Key: { pk: 'lock#r-1' } } }], 'c', 5, 6));
+    watch.observe({ operation: 'DeleteItem', request: { TableName: TABLE, Key: marshall({ pk: 'lock#r-2' }) }, sentAt: 7, answeredAt: 8, status: 200, answerBody: Buffer.from('{}') });
+    // (other items and reads are none of its business)
+    watch.observe({ operation: 'DeleteItem', request: { TableName: TABLE, Key: marshall({ pk: 'idem#k' }) }, sentAt: 9, answeredAt: 10, status: 200, answerBody: Buffer.from('{}') });
+    assert.deepEqual(watch.report().staleWritesApplied, [
+      'acquire of r-1 with fence 150 landed after fence 200: the fence did not grow',
+      'Delete of lock#r-1: a lock write the lock module does not make, which the fence watch cannot judge',
+      'DeleteItem of lock#r-2: a lock write the lock module does not make, which the fence watch cannot judge',
+    ]);
+  });
+
+  it('a refusal sent again with its token is counted once', () => {
+    const watch = fenceWatch();
+    watch.observe(exchange([acquireLockItem(TABLE, hold(100), 1_000, 0)], 'a', 1, 2));
+    watch.observe(exchange([acquireLockItem(TABLE, hold(200), 1_000, 0)], 'b', 3, 4));
+    watch.observe(exchange([releaseLockItem(TABLE, hold(100))], 'late', 5, 6, 0));
+    watch.observe(exchange([releaseLockItem(TABLE, hold(100))], 'late', 7, 8, 0));
+    assert.equal(watch.report().staleWritesRefused, 1);
   });
 
   it('a retry with a token DynamoDB already applied is answered, not applied again: not stale', () => {

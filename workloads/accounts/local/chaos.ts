@@ -32,7 +32,7 @@ export const accountChaos: WorkloadChaos = {
       sizes: { accounts: ACCOUNTS },
       reads: accountIds.map((id) => `accounts/${id}`),
       openings: accountIds.map((id) => job('opening-credit', JOB_TYPES.credit, id, { amount: 10_000 }, [])),
-      // The coldest account (the draw favours the front): the convoy alone holds its lock.
+      // The coldest account (the draw favours the front): the main traffic's syncs rarely touch its lock.
       convoy: () => ({
         api: PARTNER_API_URL, resourceId: accountIds[ACCOUNTS - 1] as string, slowMs: CONVOY_SLOW_MS,
         jobs: Array.from({ length: Math.min(40, Math.max(12, Math.round(jobs / 100))) }, () => job(CONVOY, JOB_TYPES.syncProfile, accountIds[ACCOUNTS - 1] as string, { reason: 'convoy' }, [])),
