@@ -24,7 +24,8 @@ export interface ProcessBatchOptions {
    */
   readonly screen?: (envelopes: readonly Envelope[]) => Promise<void>;
   /**
-   * On its last receive, a record whose claim met a lock another job holds (`LockBusyError`) comes
+   * On its last receive, a record whose claim met a lock another job holds, or that waited in its
+   * lane behind its resource's earlier records until the deadline (`LockBusyError` both), comes
    * here before the DLQ: waiting behind a busy resource is not failing. Resolves true when the
    * record was sent to its queue again as a new message (its receives start over; the original is
    * deleted, by the callback or else by the batch's answer); false or a throw sends it to the DLQ
@@ -156,7 +157,14 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
     }
     const own = (async (): Promise<RecordOutcome> => {
       if (settings.remainingTimeMs() < settings.deadlineMarginMs) {
-        return settle(unit, new TransientError(REASONS.deadline, `not started: ${settings.remainingTimeMs()} ms left, margin ${settings.deadlineMarginMs} ms`));
+        const notStarted = `not started: ${settings.remainingTimeMs()} ms left, margin ${settings.deadlineMarginMs} ms`;
+        // Behind its resource's earlier records in this batch it waited for its resource, as a job
+        // meeting a held lock does, and is treated alike (requeued rather than dead-lettered on its
+        // last receive): a hot resource's convoy would otherwise lose its tail to the DLQ. A lane's
+        // head that never got a worker, and a FIFO group's next message, keep the deadline.
+        return settle(unit, !fifo && behind.has(unit)
+          ? new LockBusyError(`${notStarted}: it waited behind its resource's earlier records in this batch`)
+          : new TransientError(REASONS.deadline, notStarted));
       }
       try {
         const completion = await settings.run(record, envelope, deadline.signal, followers);
@@ -186,8 +194,9 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
     return retry(unit, error);
   };
 
-  // The heads of lanes that go on (see `screen`).
+  // The heads of lanes that go on (see `screen`), and the records behind them.
   const startAtOnce = new Set([...lanes.values()].flatMap((lane) => (lane.length > 1 ? [lane[0] as Unit] : [])));
+  const behind = new Set([...lanes.values()].flatMap((lane) => lane.slice(1)));
   const screening = options.screen?.(units.flatMap((unit) => (unit.envelope && !startAtOnce.has(unit) ? [unit.envelope] : []))).catch(() => undefined);
   const queue = [...lanes.values()];
   const worker = async () => {

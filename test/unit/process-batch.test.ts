@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { SQSRecord } from 'aws-lambda';
 import { processBatch, type ProcessBatchOptions } from '../../shared/batch/index.ts';
 import type { Envelope } from '../../shared/envelope/index.ts';
-import { FatalError, REASONS, TransientError } from '../../shared/errors/index.ts';
+import { FatalError, LockBusyError, REASONS, TransientError, type BallastError } from '../../shared/errors/index.ts';
 import { jobRecord, sqsRecord } from '../helpers/sqs-records.ts';
 import { ACCOUNT_REASONS } from '../../workloads/accounts/index.ts';
 
@@ -130,7 +130,8 @@ describe('processBatch', () => {
     assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'processed', 'retry', 'retry']);
     assert.equal(calls.length, 2);
     const reasons = outcomes.flatMap((o) => (o.status === 'retry' ? [o.error.reason] : []));
-    assert.deepEqual(reasons, [REASONS.deadline, REASONS.deadline]);
+    // (behind their resource's earlier records, they waited for it: a lock wait, see below)
+    assert.deepEqual(reasons, [REASONS.lockBusy, REASONS.lockBusy]);
   });
 
   it('FIFO: a failure fails the rest of its message group only', async () => {
@@ -188,6 +189,36 @@ describe('processBatch', () => {
       jobRecord({ resourceId: 'b' }, { attempt: 1 }),
     ], options);
     assert.deepEqual(outcomes.map((o) => o.status), ['dead-lettered', 'retry']);
+    assert.deepEqual(deadLettered.map((d) => d.reason), [REASONS.deadline]);
+  });
+
+  it('on its last receive, a record that waited in its lane behind its resource\'s records until the deadline is requeued like a lock wait; a lane that never got a worker is not', async () => {
+    // GIVEN one worker, a lane of two records on one resource whose head eats the time, and a lane on another resource behind it
+    let remaining = 8_000;
+    const requeued: { record: SQSRecord; error: BallastError }[] = [];
+    const { options, deadLettered } = harness({
+      concurrency: 1,
+      maxReceiveCount: 3,
+      deadlineMarginMs: 5_000,
+      remainingTimeMs: () => remaining,
+      run: async () => {
+        remaining -= 6_000;
+        return { kind: 'committed', result: null };
+      },
+      requeue: async (record, error) => {
+        requeued.push({ record, error });
+        return true;
+      },
+    });
+    const outcomes = await processBatch([
+      jobRecord({ resourceId: 'hot', idempotencyKey: 'head' }),
+      jobRecord({ resourceId: 'hot', idempotencyKey: 'behind' }, { attempt: 3 }),
+      jobRecord({ resourceId: 'other', idempotencyKey: 'unreached' }, { attempt: 3 }),
+    ], options);
+    // THEN the one behind its resource's head waited for its resource: requeued, lock-busy; the other lane's head is dead-lettered, deadline
+    assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'requeued', 'dead-lettered']);
+    assert.ok(requeued[0]?.error instanceof LockBusyError && requeued[0].error.reason === REASONS.lockBusy, String(requeued[0]?.error));
+    assert.match(requeued[0]?.error.message ?? '', /behind/);
     assert.deepEqual(deadLettered.map((d) => d.reason), [REASONS.deadline]);
   });
 
