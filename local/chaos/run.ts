@@ -221,7 +221,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
 
     enter('drain');
-    await drain(sqs, outputs.JobsQueueUrl as string, Math.max(0, drainDeadlineMs - Date.now()), log);
+    // (at least a minute: an empty queue takes two quiet polls a second apart to be called drained)
+    await drain(sqs, outputs.JobsQueueUrl as string, Math.max(60_000, drainDeadlineMs - Date.now()), log);
     cloud.faults.crashAfterWorkRate = 0;
     cloud.faults.crashBeforeWorkRate = 0;
     cloud.faults.crashDuringWorkRate = 0;

@@ -79,8 +79,8 @@ export interface DynamoDbFaultProxyOptions {
    */
   readonly transactionConflicts?: boolean;
   /**
-   * A hold chosen request by request, for requests no drawn fault fell on: how long to keep it
-   * before forwarding (0: none). For faults aimed at one kind of write rather than drawn over all,
+   * A hold chosen request by request, for every request that is forwarded (a drawn stall holds for
+   * the longer of the two): how long to keep it before forwarding (0: none). For faults aimed at one kind of write rather than drawn over all,
    * e.g. a lock holder's writes on one hot resource held past its lease, so that a newer holder
    * takes over while it lives. @default - none
    */
@@ -222,7 +222,8 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
     try {
       if (fault?.kind === 'transactionConflict') return sendReply(response, conflictReply(fault.items, [fault.conflictAt]));
       if (fault && fault.kind in ERROR_REPLIES) return sendReply(response, errorReply(ERROR_REPLIES[fault.kind as keyof typeof ERROR_REPLIES]));
-      const holdMs = fault?.kind === 'stall' ? config.stallMs : (!fault && operation !== undefined ? config.holdOf?.(operation, parsed) ?? 0 : 0);
+      // Every forwarded request is asked about (a held write's retry that drew a lost answer must be held too).
+      const holdMs = Math.max(fault?.kind === 'stall' ? config.stallMs : 0, operation !== undefined ? config.holdOf?.(operation, parsed) ?? 0 : 0);
       if (holdMs > 0) await delay(holdMs, undefined, { signal: stopping.signal });
       // Checked when the request reaches the service, so after a stall.
       const check = inFlight && operation !== undefined ? await inFlight.check(operation, parsed, keySchemaOf(request.headers)) : undefined;

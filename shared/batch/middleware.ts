@@ -247,7 +247,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       if (outcome.status === 'requeued') {
         countContention(outcome.error);
         metrics.addMetric(METRICS.lockRequeues, MetricUnit.Count, 1);
-        log().warn('job requeued: its resource is still locked on its last receive', errorFields(outcome.error));
+        log().warn('job requeued: still waiting for its resource on its last receive (a held lock, or its lane until the deadline)', errorFields(outcome.error));
         continue;
       }
       if (outcome.status !== 'retry' && outcome.status !== 'dead-lettered') {

@@ -1,7 +1,7 @@
 import { SpanKind, trace, type Context, type Link, type Span } from '@opentelemetry/api';
 import type { SQSRecord } from 'aws-lambda';
 import { parseEnvelope, type Envelope } from '../envelope/index.ts';
-import { classify, FatalError, LockBusyError, REASONS, TransientError, type BallastError } from '../errors/index.ts';
+import { classify, FatalError, LaneWaitError, REASONS, TransientError, waitedForResource, type BallastError } from '../errors/index.ts';
 import { payloadHash, type Completion } from '../idempotency/index.ts';
 import { withDefaults } from '../options/index.ts';
 import { annotate, ATTRIBUTES, contextOfRecord, failSpan, SPANS, tracer } from '../tracing/index.ts';
@@ -24,12 +24,12 @@ export interface ProcessBatchOptions {
    */
   readonly screen?: (envelopes: readonly Envelope[]) => Promise<void>;
   /**
-   * On its last receive, a record whose claim met a lock another job holds, or that waited in its
-   * lane behind its resource's earlier records until the deadline (`LockBusyError` both), comes
-   * here before the DLQ: waiting behind a busy resource is not failing. Resolves true when the
+   * On its last receive, a record whose claim met a lock another job holds (`LockBusyError`), or
+   * that was not started before the deadline after waiting behind earlier records of its lane that
+   * ran (`LaneWaitError`), comes here before the DLQ: waiting behind a busy resource is not failing. Resolves true when the
    * record was sent to its queue again as a new message (its receives start over; the original is
    * deleted, by the callback or else by the batch's answer); false or a throw sends it to the DLQ
-   * as before. @default - none: such a record is dead-lettered with `lock-busy`
+   * as before. @default - none: such a record is dead-lettered with its reason (`lock-busy`, `deadline`)
    */
   readonly requeue?: (record: SQSRecord, error: BallastError, envelope?: Envelope) => Promise<boolean>;
   /** Sends a record to the DLQ with its error; throws if it could not (the record is then retried). */
@@ -130,11 +130,15 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
   deadlineTimer.unref();
 
   // Whatever one record throws stays that record's failure: the batch itself never throws.
-  const runUnit = (unit: Unit, blocked: boolean, followers: number): Promise<RecordOutcome> => {
+  // Records whose job was handed to `run`: a record behind one of them in its lane waited for its resources.
+  const started = new Set<Unit>();
+
+  /** `blocked`: an earlier message of its FIFO group failed; `waited`: an earlier record of its lane ran. */
+  const runUnit = (unit: Unit, place: { blocked: boolean; waited: boolean }, followers: number): Promise<RecordOutcome> => {
     queueWaitSpan(unit, receivedMs);
     return tracer().startActiveSpan(SPANS.record, { kind: SpanKind.CONSUMER, links: [{ context: batchSpan.spanContext() }] }, unit.parent, async (span) => {
       annotate(span, () => recordAttributes(unit, options.workerVersion));
-      const outcome = await startUnit(unit, blocked, followers).catch((error: unknown) => settle(unit, classify(error)));
+      const outcome = await startUnit(unit, place, followers).catch((error: unknown) => settle(unit, classify(error)));
       annotate(span, () => ({ [ATTRIBUTES.outcome]: outcome.status }));
       if (outcome.status === 'retry' || outcome.status === 'dead-lettered') failSpan(span, outcome.error);
       span.end();
@@ -142,7 +146,7 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
     });
   };
 
-  const startUnit = async (unit: Unit, blocked: boolean, followers: number): Promise<RecordOutcome> => {
+  const startUnit = async (unit: Unit, { blocked, waited }: { blocked: boolean; waited: boolean }, followers: number): Promise<RecordOutcome> => {
     const { record, envelope } = unit;
     if (unit.parseError) return settle(unit, unit.parseError);
     if (!envelope) throw new Error('unreachable: a unit has an envelope or a parse error');
@@ -158,15 +162,16 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
     const own = (async (): Promise<RecordOutcome> => {
       if (settings.remainingTimeMs() < settings.deadlineMarginMs) {
         const notStarted = `not started: ${settings.remainingTimeMs()} ms left, margin ${settings.deadlineMarginMs} ms`;
-        // Behind its resource's earlier records in this batch it waited for its resource, as a job
+        // Behind earlier records of its lane that ran, it waited for its resources, as a job
         // meeting a held lock does, and is treated alike (requeued rather than dead-lettered on its
-        // last receive): a hot resource's convoy would otherwise lose its tail to the DLQ. A lane's
-        // head that never got a worker, and a FIFO group's next message, keep the deadline.
-        return settle(unit, !fifo && behind.has(unit)
-          ? new LockBusyError(`${notStarted}: it waited behind its resource's earlier records in this batch`)
+        // last receive): a hot resource's convoy would otherwise lose its tail to the DLQ. A lane
+        // that never got a worker, and a FIFO group's next message, only ran out of time.
+        return settle(unit, waited
+          ? new LaneWaitError(`${notStarted}, after waiting behind earlier records of its lane (sharing its resources) that ran`)
           : new TransientError(REASONS.deadline, notStarted));
       }
       try {
+        started.add(unit);
         const completion = await settings.run(record, envelope, deadline.signal, followers);
         return { record, status: completion.kind === 'committed' ? 'processed' : 'duplicate', envelope };
       } catch (error) {
@@ -180,7 +185,7 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
   const settle = async (unit: Unit, error: BallastError): Promise<RecordOutcome> => {
     const attempt = Number(unit.record.attributes.ApproximateReceiveCount ?? 1);
     if (error instanceof FatalError || attempt >= settings.maxReceiveCount) {
-      if (error instanceof LockBusyError && options.requeue
+      if (waitedForResource(error) && options.requeue
         && await options.requeue(unit.record, error, unit.envelope).catch(() => false)) {
         return { record: unit.record, status: 'requeued', error, envelope: unit.envelope };
       }
@@ -194,9 +199,8 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
     return retry(unit, error);
   };
 
-  // The heads of lanes that go on (see `screen`), and the records behind them.
+  // The heads of lanes that go on (see `screen`).
   const startAtOnce = new Set([...lanes.values()].flatMap((lane) => (lane.length > 1 ? [lane[0] as Unit] : [])));
-  const behind = new Set([...lanes.values()].flatMap((lane) => lane.slice(1)));
   const screening = options.screen?.(units.flatMap((unit) => (unit.envelope && !startAtOnce.has(unit) ? [unit.envelope] : []))).catch(() => undefined);
   const queue = [...lanes.values()];
   const worker = async () => {
@@ -204,7 +208,8 @@ async function processUnits(units: readonly Unit[], options: ProcessBatchOptions
       let blocked = false;
       for (const [position, unit] of lane.entries()) {
         if (!startAtOnce.has(unit)) await screening;
-        const outcome = await runUnit(unit, blocked, lane.length - 1 - position);
+        const waited = !fifo && lane.slice(0, position).some((earlier) => started.has(earlier));
+        const outcome = await runUnit(unit, { blocked, waited }, lane.length - 1 - position);
         outcomes[unit.index] = outcome;
         if (fifo && outcome.status === 'retry') blocked = true;
       }

@@ -100,6 +100,22 @@ export class LockBusyError extends TransientError {
   }
 }
 
+/**
+ * Not started before the invocation's deadline, though earlier records of its lane (records
+ * sharing resources with it) ran: it waited for its resources, as a job meeting a held lock does.
+ * Its reason stays `deadline` (the time ran out; no lock was met).
+ */
+export class LaneWaitError extends TransientError {
+  constructor(message: string, options?: BallastErrorOptions) {
+    super(REASONS.deadline, message, options);
+  }
+}
+
+/** Whether a failure is a wait for a busy resource, which its last receive requeues rather than dead-letters. */
+export function waitedForResource(error: BallastError): boolean {
+  return error instanceof LockBusyError || error instanceof LaneWaitError;
+}
+
 /** Our lease was taken over (we stalled past it): our commit was refused and changed nothing. */
 export class FencedError extends TransientError {
   constructor(message: string, options?: BallastErrorOptions) {

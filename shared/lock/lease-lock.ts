@@ -68,7 +68,7 @@ export function lockWriteOf(item: TransactItem): LockWrite | undefined {
   if (!update || typeof key !== 'string' || !key.startsWith(LOCK_PREFIX)) return undefined;
   const kind = (Object.keys(LOCK_WRITES) as LockWriteKind[]).find((name) => LOCK_WRITES[name].update === update.UpdateExpression);
   const fence = update.ExpressionAttributeValues?.[':fence'];
-  return kind && typeof fence === 'number' ? { kind, resourceId: key.slice(LOCK_PREFIX.length), fence } : undefined;
+  return kind && typeof fence === 'number' && Number.isFinite(fence) ? { kind, resourceId: key.slice(LOCK_PREFIX.length), fence } : undefined;
 }
 
 /** The fence for a new acquisition: now, or one past the highest fence seen if that is later. */

@@ -228,7 +228,7 @@ describe('DynamoDB fault proxy', () => {
     assert.equal(proxy.forwarded(), 1);
   });
 
-  it('holdOf: holds the requests it chooses for as long as it says, where no drawn fault fell; onAnswered sees each answer on one counter', async (t) => {
+  it('holdOf: holds the forwarded requests it chooses for as long as it says (an error answered instead is not held); onAnswered sees each answer on one counter', async (t) => {
     const answered: { operation: string; sentAt: number; answeredAt: number; status: number }[] = [];
     const { once } = await startProxy(t, {
       rates: { internalServerError: 0.5 }, random: scripted(0.1, 0.9, 0.9),

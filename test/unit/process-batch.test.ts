@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { SQSRecord } from 'aws-lambda';
 import { processBatch, type ProcessBatchOptions } from '../../shared/batch/index.ts';
 import type { Envelope } from '../../shared/envelope/index.ts';
-import { FatalError, LockBusyError, REASONS, TransientError, type BallastError } from '../../shared/errors/index.ts';
+import { FatalError, LaneWaitError, REASONS, TransientError, type BallastError } from '../../shared/errors/index.ts';
 import { jobRecord, sqsRecord } from '../helpers/sqs-records.ts';
 import { ACCOUNT_REASONS } from '../../workloads/accounts/index.ts';
 
@@ -130,8 +130,9 @@ describe('processBatch', () => {
     assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'processed', 'retry', 'retry']);
     assert.equal(calls.length, 2);
     const reasons = outcomes.flatMap((o) => (o.status === 'retry' ? [o.error.reason] : []));
-    // (behind their resource's earlier records, they waited for it: a lock wait, see below)
-    assert.deepEqual(reasons, [REASONS.lockBusy, REASONS.lockBusy]);
+    assert.deepEqual(reasons, [REASONS.deadline, REASONS.deadline]);
+    // (behind records of their lane that ran, they waited for their resource: see below)
+    assert.ok(outcomes.slice(2).every((o) => o.status === 'retry' && o.error instanceof LaneWaitError));
   });
 
   it('FIFO: a failure fails the rest of its message group only', async () => {
@@ -192,8 +193,8 @@ describe('processBatch', () => {
     assert.deepEqual(deadLettered.map((d) => d.reason), [REASONS.deadline]);
   });
 
-  it('on its last receive, a record that waited in its lane behind its resource\'s records until the deadline is requeued like a lock wait; a lane that never got a worker is not', async () => {
-    // GIVEN one worker, a lane of two records on one resource whose head eats the time, and a lane on another resource behind it
+  it('on its last receive, a record not started after waiting behind records of its lane that ran is requeued like a lock wait; a lane that never ran is not', async () => {
+    // GIVEN one worker; a lane of two records on one resource whose head eats the time; a lane of two on another resource behind it
     let remaining = 8_000;
     const requeued: { record: SQSRecord; error: BallastError }[] = [];
     const { options, deadLettered } = harness({
@@ -213,13 +214,13 @@ describe('processBatch', () => {
     const outcomes = await processBatch([
       jobRecord({ resourceId: 'hot', idempotencyKey: 'head' }),
       jobRecord({ resourceId: 'hot', idempotencyKey: 'behind' }, { attempt: 3 }),
-      jobRecord({ resourceId: 'other', idempotencyKey: 'unreached' }, { attempt: 3 }),
+      jobRecord({ resourceId: 'other', idempotencyKey: 'unreached-head' }, { attempt: 3 }),
+      jobRecord({ resourceId: 'other', idempotencyKey: 'unreached-next' }, { attempt: 3 }),
     ], options);
-    // THEN the one behind its resource's head waited for its resource: requeued, lock-busy; the other lane's head is dead-lettered, deadline
-    assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'requeued', 'dead-lettered']);
-    assert.ok(requeued[0]?.error instanceof LockBusyError && requeued[0].error.reason === REASONS.lockBusy, String(requeued[0]?.error));
-    assert.match(requeued[0]?.error.message ?? '', /behind/);
-    assert.deepEqual(deadLettered.map((d) => d.reason), [REASONS.deadline]);
+    // THEN the one behind a record that ran waited for its resource: requeued; the lane that never ran only ran out of time
+    assert.deepEqual(outcomes.map((o) => o.status), ['processed', 'requeued', 'dead-lettered', 'dead-lettered']);
+    assert.ok(requeued[0]?.error instanceof LaneWaitError && requeued[0].error.reason === REASONS.deadline, String(requeued[0]?.error));
+    assert.deepEqual(deadLettered.map((d) => d.reason), [REASONS.deadline, REASONS.deadline]);
   });
 
   it('a DLQ that cannot be reached turns the record into a retry, never a silent drop', async () => {
