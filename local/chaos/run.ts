@@ -8,7 +8,7 @@ import { workloadEntities } from '../../shared/workloads/index.ts';
 import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
 import { replayDeadLetters } from '../../shared/operations/index.ts';
 import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
-import { queueCounts } from '../../shared/queues/index.ts';
+import { queueCounts, type QueueCounts } from '../../shared/queues/index.ts';
 import { localClientConfig, startEngines, type Engine } from '../engines/index.ts';
 import { startLocalCloud } from '../cloud/index.ts';
 import { InvocationError } from '../lambda/function-runtime.ts';
@@ -282,26 +282,29 @@ function prefixed(prefix: string, counts: Record<string, number>): Record<string
 }
 
 /** Waits until the queue has nothing visible, in flight or delayed, twice in a row. */
-export async function drain(sqs: SQSClient, queueUrl: string, timeoutMs: number, log?: (line: string) => void): Promise<void> {
-  const startedMs = Date.now();
-  let quiet = 0;
-  for (let poll = 1; quiet < 2; poll += 1) {
-    const depth = await queueCounts(sqs, queueUrl);
-    quiet = depth.visible + depth.inFlight + depth.delayed === 0 ? quiet + 1 : 0;
-    if (Date.now() - startedMs > timeoutMs) throw new Error(`queue ${queueUrl} not drained after ${timeoutMs} ms: ${JSON.stringify(depth)}`);
-    if (log && poll % 20 === 0) log(`chaos: waiting for ${queueUrl.split('/').at(-1)} to drain: ${JSON.stringify(depth)}`);
-    await sleep(1_000);
-  }
+export function drain(sqs: SQSClient, queueUrl: string, timeoutMs: number, log?: (line: string) => void): Promise<void> {
+  return waitForQueue(sqs, queueUrl, (depth) => depth.visible + depth.inFlight + depth.delayed === 0, 2, timeoutMs,
+    log && ((depth) => log(`chaos: waiting for ${queueUrl.split('/').at(-1)} to drain: ${JSON.stringify(depth)}`)));
 }
 
 /** Waits until at most `visible` messages are visible on the queue (in flight and delayed ones not counted). */
-async function backlogDown(sqs: SQSClient, queueUrl: string, visible: number, timeoutMs: number, log: (line: string) => void): Promise<void> {
+function backlogDown(sqs: SQSClient, queueUrl: string, visible: number, timeoutMs: number, log: (line: string) => void): Promise<void> {
+  return waitForQueue(sqs, queueUrl, (depth) => depth.visible <= visible, 1, timeoutMs,
+    (depth) => log(`chaos: waiting for the backlog to come down before the convoys: ${JSON.stringify(depth)}`));
+}
+
+/** Polls the queue's counts once a second until `done` holds `polls` times in a row; reports every 20 polls. */
+async function waitForQueue(
+  sqs: SQSClient, queueUrl: string, done: (depth: QueueCounts) => boolean, polls: number, timeoutMs: number, report?: (depth: QueueCounts) => void,
+): Promise<void> {
   const startedMs = Date.now();
-  for (let poll = 1; ; poll += 1) {
+  let quiet = 0;
+  for (let poll = 1; quiet < polls; poll += 1) {
     const depth = await queueCounts(sqs, queueUrl);
-    if (depth.visible <= visible) return;
-    if (Date.now() - startedMs > timeoutMs) throw new Error(`queue ${queueUrl} still has ${depth.visible} visible messages after ${timeoutMs} ms`);
-    if (poll % 20 === 0) log(`chaos: waiting for the backlog to come down before the convoys: ${JSON.stringify(depth)}`);
+    quiet = done(depth) ? quiet + 1 : 0;
+    if (quiet >= polls) return;
+    if (Date.now() - startedMs > timeoutMs) throw new Error(`queue ${queueUrl} not ready after ${timeoutMs} ms: ${JSON.stringify(depth)}`);
+    if (poll % 20 === 0) report?.(depth);
     await sleep(1_000);
   }
 }

@@ -80,9 +80,9 @@ export interface DynamoDbFaultProxyOptions {
   readonly transactionConflicts?: boolean;
   /**
    * A hold chosen request by request, for every request that is forwarded (a drawn stall holds for
-   * the longer of the two): how long to keep it before forwarding (0: none). For faults aimed at one kind of write rather than drawn over all,
-   * e.g. a lock holder's writes on one hot resource held past its lease, so that a newer holder
-   * takes over while it lives. @default - none
+   * the longer of the two): how long to keep it before forwarding (0: none). For faults aimed at
+   * one kind of write rather than drawn over all, e.g. a lock holder's writes on one hot resource
+   * held past its lease, so that a newer holder takes over while it lives. @default - none
    */
   readonly holdOf?: (operation: string, body: unknown) => number;
   /**
