@@ -8,11 +8,11 @@
  *
  *   npm run bench:end-to-end -- [--jobs 1500] [--seed 1]
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { queueDepth, localClientConfig, startEngines, type LocalEngines } from '../local/engines/index.ts';
+import { ownCpuSeconds, pidCpuSeconds, queueDepth, localClientConfig, startEngines, type LocalEngines } from '../local/engines/index.ts';
 import { startLocalCloud } from '../local/cloud/index.ts';
 import { synthesize, type SynthesizedStack } from '../local/cloud/assembly.ts';
 import { startWorkloadFakes } from '../local/external-api/index.ts';
@@ -158,15 +158,7 @@ function withWorkerMapping(stack: SynthesizedStack, concurrency: number, batchSi
 
 /** CPU seconds so far of this process (every thread) and of the engines' processes. */
 function processCpu(engines: LocalEngines): { node: number; dynamodb: number; redis: number } {
-  const usage = process.cpuUsage();
-  return { node: (usage.user + usage.system) / 1e6, dynamodb: pidCpuSeconds(engines.dynamodb.pid), redis: pidCpuSeconds(engines.redis.pid) };
-}
-
-/** utime + stime of a process, from /proc (Linux), in seconds. */
-function pidCpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  // Fields 14 and 15 of stat(5), counted after the command name: utime and stime in clock ticks.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return { node: ownCpuSeconds(), dynamodb: pidCpuSeconds(engines.dynamodb.pid), redis: pidCpuSeconds(engines.redis.pid) };
 }
 
 async function until(done: () => boolean, timeoutMs: number, what: string): Promise<void> {

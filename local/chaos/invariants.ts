@@ -28,6 +28,7 @@ export const INVARIANTS = {
   lockWaitDeadLetters: 'valid jobs dead-lettered because their resource stayed locked (waiting is not failing: they are requeued), before replay',
   misjudgedDeadLetters: 'valid jobs dead-lettered, before replay, for a reason neither the fault schedule nor their content gives them (a fatal verdict on a good job, an error the worker could not classify)',
   staleLockWrites: 'lock writes (a commit, an abandon, a heartbeat) that landed for a holder after a newer holder had taken its lock (the fence broken)',
+  keyReusesNotRefused: "messages reusing a committed job's idempotency key for another resource that are not in the DLQ as idempotency-key-reused (applied, or dropped as duplicates)",
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
 const TRACING_INVARIANTS: readonly InvariantName[] = ['untracedJobs', 'doubleCommitsInTraces'];
@@ -68,6 +69,8 @@ export interface InvariantReport {
   readonly fencedWrites?: number;
   /** Cache entries `staleCacheEntries` compared with the table: on an empty cache it would hold trivially. */
   readonly cacheEntriesCompared: number;
+  /** Key reuses in the DLQ as `idempotency-key-reused` (the rest, dead-lettered by the fault schedule, count for `keyReusesNotRefused` too only when missing). */
+  readonly keyReusesRefused: number;
 }
 
 export interface InvariantInputs {
@@ -130,7 +133,8 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
 
   const completed = new Map(control.filter((item) => String(item.pk).startsWith('idem#') && item.status === STATUS.completed)
     .map((item) => [String(item.pk).slice('idem#'.length), item]));
-  const lettersByKey = Map.groupBy(letters, (letter) => letter.idempotencyKey ?? '');
+  // A key reuse's letter files under its original's key: it answers for itself (`keyReusesNotRefused`).
+  const lettersByKey = Map.groupBy(letters.filter((letter) => !isKeyReuse(workload, letter)), (letter) => letter.idempotencyKey ?? '');
   const rejected = rightlyRejected(workload, inputs.apis);
 
   // Valid jobs: applied, or dead-lettered with a reason their schedule allows.
@@ -160,7 +164,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
 
   for (const letter of inputs.lettersBeforeReplay ?? []) {
     const job = workload.jobs.get(letter.idempotencyKey ?? '');
-    if (!job) continue;
+    if (!job || isKeyReuse(workload, letter)) continue;
     // A job that only waited for a lock goes back to its queue, not to the DLQ (`requeuedMessage`).
     if (letter.reason === REASONS.lockBusy) violate('lockWaitDeadLetters', `${letter.idempotencyKey}: ${letter.error.slice(0, 120)}`);
     if (!SCHEDULE_REASONS.has(letter.reason) && !allowed(job, letter, rejected)) {
@@ -169,6 +173,19 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   }
 
   for (const write of inputs.fences?.staleWritesApplied ?? []) violate('staleLockWrites', write);
+
+  // Key reuses: each in the DLQ, refused for its key; or, where the fault schedule ran out its
+  // receives first, for that (it was never applied either way: the workloads' state checks see an
+  // applied one as the other resource's extra effect).
+  const reuseLetters = Map.groupBy(letters.filter((letter) => isKeyReuse(workload, letter)), (letter) => letter.envelope?.jobId ?? '');
+  let keyReusesRefused = 0;
+  for (const reuse of workload.keyReuses) {
+    const found = reuseLetters.get(reuse.jobId) ?? [];
+    if (found.some((letter) => letter.reason === REASONS.idempotencyKeyReused)) keyReusesRefused += 1;
+    else if (!found.some((letter) => SCHEDULE_REASONS.has(letter.reason))) {
+      violate('keyReusesNotRefused', `${reuse.original.idempotencyKey} reused on ${reuse.resourceId} (job ${reuse.jobId}): DLQ has ${found.map((l) => l.reason).join(', ') || 'nothing'}`);
+    }
+  }
 
   let screenedCommits = 0;
   let lockRequeues = 0;
@@ -223,7 +240,15 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
       violate('orphanClaims', `${String(item.pk)} lease ended ${new Date(leaseUntilMs).toISOString()} (dead letters: ${dead})`);
     }
   }
-  return { descriptions, counts, examples, screenedCommits, lockRequeues, fencedWrites: inputs.fences?.staleWritesRefused, cacheEntriesCompared: inputs.cache.sampled };
+  return {
+    descriptions, counts, examples, screenedCommits, lockRequeues, fencedWrites: inputs.fences?.staleWritesRefused, cacheEntriesCompared: inputs.cache.sampled, keyReusesRefused,
+  };
+}
+
+/** Whether a dead letter is one of the run's key reuses (by its envelope's job id), not its original. */
+export function isKeyReuse(workload: ChaosWorkload, letter: DeadLetter): boolean {
+  const jobId = letter.envelope?.jobId;
+  return jobId !== undefined && workload.keyReuses.some((reuse) => reuse.jobId === jobId);
 }
 
 function allowed(job: ChaosJob, letter: DeadLetter, rejected: ReadonlyMap<string, ReadonlySet<string>>): boolean {

@@ -18,7 +18,7 @@ import { snapshot } from '../demo/progress.ts';
 import { fenceWatch, startDynamoDbFaultProxy } from '../faults/index.ts';
 import { holderStalls } from './holder-stalls.ts';
 import { scheduleRedisFaults, splitRate } from './faults.ts';
-import { allDeadLetters, checkInvariants, rightlyRejected, type InvariantReport } from './invariants.ts';
+import { allDeadLetters, checkInvariants, isKeyReuse, rightlyRejected, type InvariantReport } from './invariants.ts';
 import { seededRandom } from './random.ts';
 import { chaosWorkload, type ChaosMessage, type ChaosWorkload } from './workload.ts';
 
@@ -105,6 +105,8 @@ const HOLDER_STALL_MS = 2_500;
 const CONVOY_BACKLOG = 20;
 /** Over how long the convoys' jobs are sent: a few receives' worth, so they land in different batches. */
 const CONVOY_SEND_MS = 3_000;
+/** Main-phase messages that reuse an opening's key for another resource (a producer's bug the worker must refuse). */
+const KEY_REUSE_RATE = 0.004;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -114,7 +116,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { faults, log } = options;
   const random = seededRandom(options.seed ^ 0x5eed);
-  const workload = await chaosWorkload(WORKLOADS, { seed: options.seed, jobs: options.jobs, convoys: true });
+  const workload = await chaosWorkload(WORKLOADS, { seed: options.seed, jobs: options.jobs, convoys: true, keyReuseRate: KEY_REUSE_RATE });
   const convoyMessages = workload.convoys.flatMap((convoy) => convoy.jobs).map((job): ChaosMessage => ({ role: 'job', body: job.body, job }));
   const traffic = [...workload.messages, ...convoyMessages];
   const phases: Record<string, number> = {};
@@ -332,7 +334,8 @@ async function replayUnexpected(
 ): Promise<number> {
   const messageIds = letters.filter((letter) => {
     const job = workload.jobs.get(letter.idempotencyKey ?? '');
-    if (!job) return false;
+    // A reused key's letter is where it belongs, whatever its reason: replaying it could only fail again.
+    if (!job || isKeyReuse(workload, letter)) return false;
     return !job.allowedReasons.includes(letter.reason as never) && !(rejected.get(letter.reason)?.has(job.idempotencyKey) ?? false);
   }).map((letter) => letter.messageId);
   if (messageIds.length === 0) return 0;

@@ -6,10 +6,25 @@ import type { ChaosConvoy, ChaosJob, ChaosPoison, WorkloadChaos } from './worklo
 
 export type { ChaosConvoy, ChaosJob, ChaosPoison } from './workload-chaos.ts';
 
-/** One message to send: a job's first copy, a copy of it, or poison. */
+/** One message to send: a job's first copy, a copy of it, poison, or a completed job's key reused. */
 export type ChaosMessage =
   | { readonly role: 'job' | 'producer-duplicate' | 'redelivery'; readonly body: string; readonly job: ChaosJob }
-  | { readonly role: 'poison'; readonly body: string; readonly poison: ChaosPoison };
+  | { readonly role: 'poison'; readonly body: string; readonly poison: ChaosPoison }
+  | { readonly role: 'key-reuse'; readonly body: string; readonly reuse: ChaosKeyReuse };
+
+/**
+ * A producer bug: an opening's idempotency key (committed before the main phase starts) sent again
+ * for another resource of the same kind, as a key derived from the wrong field would. The worker
+ * owes it the DLQ with `idempotency-key-reused`: neither applied (the other resource would gain the
+ * opening's effect) nor taken for a duplicate and dropped.
+ */
+export interface ChaosKeyReuse {
+  /** The reusing message's own job id: how its dead letter is told from its original's. */
+  readonly jobId: string;
+  readonly original: ChaosJob;
+  readonly resourceId: string;
+  readonly body: string;
+}
 
 export interface ChaosWorkloadOptions {
   readonly seed: number;
@@ -23,6 +38,11 @@ export interface ChaosWorkloadOptions {
   readonly poisonRate?: number;
   /** Whether the workloads' convoys ({@link WorkloadChaos}'s `convoy`) take part. @default false */
   readonly convoys?: boolean;
+  /**
+   * Fraction of the main phase's messages that reuse an opening's key for another resource
+   * ({@link ChaosKeyReuse}); at least one when above 0, and at most one per opening. @default 0
+   */
+  readonly keyReuseRate?: number;
 }
 
 /** A workload's part in the run: its checks and its traffic. */
@@ -42,6 +62,8 @@ export interface ChaosWorkload {
   readonly poison: readonly ChaosPoison[];
   /** The workloads' convoys: their jobs are not among `messages` (the run sends them on their own). */
   readonly convoys: readonly ChaosConvoy[];
+  /** The key reuses among `messages`. */
+  readonly keyReuses: readonly ChaosKeyReuse[];
   /** Read API paths for the readers, hottest first within each workload. */
   readonly reads: readonly (readonly string[])[];
   readonly sizes: Readonly<Record<string, number>>;
@@ -112,6 +134,8 @@ export async function chaosWorkload(workloads: readonly Workload[], options: Cha
     sent.push(created);
     messages.push({ role: 'job', body: created.body, job: created });
   }
+  const keyReuses = reuseKeys(traffic.flatMap((share) => share.openings), options.jobs, options.keyReuseRate ?? 0, random);
+  for (const reuse of keyReuses) messages.splice(Math.floor(random() * (messages.length + 1)), 0, { role: 'key-reuse', body: reuse.body, reuse });
   const convoys = options.convoys ? traffic.flatMap((share) => (share.convoy ? [share.convoy()] : [])) : [];
   // Valid near-limit bodies from the fuzzer are jobs like any other.
   for (const message of poison) {
@@ -122,8 +146,29 @@ export async function chaosWorkload(workloads: readonly Workload[], options: Cha
     });
   }
   return {
-    parts, openings, messages, jobs, poison, convoys,
+    parts, openings, messages, jobs, poison, convoys, keyReuses,
     reads: traffic.map((share) => share.reads),
     sizes: Object.assign({}, ...traffic.map((share) => share.sizes)) as Record<string, number>,
   };
+}
+
+/**
+ * Key reuses of `openings`: each a seeded opening's envelope with a new job id and another
+ * opening's resource of the same job type (so the job itself would apply there), its key kept.
+ */
+function reuseKeys(openings: readonly ChaosJob[], jobs: number, rate: number, random: () => number): ChaosKeyReuse[] {
+  if (rate <= 0) return [];
+  const byType = Map.groupBy(openings, (opening) => (JSON.parse(opening.body) as Envelope).type);
+  const candidates = openings.filter((opening) => (byType.get((JSON.parse(opening.body) as Envelope).type)?.length ?? 0) > 1);
+  const count = Math.min(candidates.length, Math.max(1, Math.round(jobs * rate)));
+  const pool = [...candidates];
+  return Array.from({ length: count }, (_, i) => {
+    const original = pool.splice(Math.floor(random() * pool.length), 1)[0] as ChaosJob;
+    const envelope = JSON.parse(original.body) as Envelope;
+    const others = (byType.get(envelope.type) ?? []).filter((opening) => opening.resourceId !== original.resourceId);
+    const resourceId = (others[Math.floor(random() * others.length)] as ChaosJob).resourceId;
+    const jobId = `${envelope.jobId}-reused-${i}`;
+    const body = JSON.stringify({ ...envelope, jobId, traceId: `${envelope.traceId}-reused`, resourceId });
+    return { jobId, original, resourceId, body };
+  });
 }

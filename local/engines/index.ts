@@ -7,6 +7,7 @@ export { DYNAMODB_TARGET_PREFIX, dynamoDbLocalDir, dynamoDbOperation, startDynam
 export { startRedis } from './redis.ts';
 export { oldestMessageSentAtMs, queueDepth, startSqs, type QueueActivity, type SqsEngine } from './sqs.ts';
 export { freePort } from './readiness.ts';
+export { machineCpuTicks, ownCpuSeconds, pidCpuSeconds } from './cpu.ts';
 export { ENGINE_OWNER_ENV, isRunning } from './supervised-process.ts';
 export { LOCAL_CREDENTIALS, LOCAL_REGION, localClientConfig, type Engine } from './engine.ts';
 

@@ -93,6 +93,10 @@ describe('throughput bench: the variants, the driver, the crash-after-effect', (
       assert.ok(result.billedMsPerRecord * result.records >= result.invocations, `at least a millisecond per invocation: ${JSON.stringify(result)}`);
       assert.equal(result.records, 70);
       assert.ok(result.cpuMsPerRecord > 0 && result.latencyMs.p99 >= result.latencyMs.p50, JSON.stringify(result));
+      // (the machine's CPU: DynamoDB Local worked for every variant, and the bench process, whose
+      // threads the sandboxes are, spent at least what they did)
+      assert.ok(result.machineCpuMsPerRecord.dynamodb > 0 && result.machineCpuMsPerRecord.bench >= result.cpuMsPerRecord, JSON.stringify(result));
+      assert.ok(result.machineBusy > 0 && result.machineBusy <= 1, JSON.stringify(result));
     }
   });
 

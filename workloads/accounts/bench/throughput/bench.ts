@@ -41,6 +41,9 @@ export interface VariantSummary {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly cpuMsPerRecord: number;
+  /** The machine's CPU per record: DynamoDB Local's, and the bench process's (see `RunResult`). */
+  readonly machineCpuMsPerRecord: RunResult['machineCpuMsPerRecord'];
+  readonly machineBusy: number;
   /** DynamoDB round trips in series per invocation. */
   readonly roundTripsInSeries: number;
   /** Item writes asked for per record, and those DynamoDB refused or cancelled. */
@@ -112,6 +115,7 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
       timeoutMs: 6_000, crashRate, maxRunMs: 600_000, warmUp: crashRate === 0 ? warmUp : undefined,
     });
     log(`${label.padEnd(10)} ${variant.padEnd(12)} ${result.recordsPerSecond.toFixed(0).padStart(5)} records/s  ${result.cpuMsPerRecord.toFixed(2)} CPU ms/record  `
+      + `DynamoDB Local ${result.machineCpuMsPerRecord.dynamodb.toFixed(2)} + bench process ${result.machineCpuMsPerRecord.bench.toFixed(2)} CPU ms/record (machine ${(result.machineBusy * 100).toFixed(0)} % busy)  `
       + `${result.requestsPerRecord.toFixed(2)} requests/record  ${result.itemWritesPerRecord.toFixed(2)} item writes/record (${result.refusedItemWritesPerRecord.toFixed(2)} refused)  `
       + `${result.roundTripsInSeries.toFixed(2)} in series/batch  conflicts ${result.conflicts}  redeliveries ${result.redeliveries}  over-applied ${result.overApplied}${result.crashes ? `  crashes ${result.crashes}` : ''}`);
     return result;
@@ -153,6 +157,8 @@ export async function runThroughputBench(options: BenchOptions, log: (line: stri
       p50Ms: median(runs.map((r) => r.latencyMs.p50)),
       p99Ms: median(runs.map((r) => r.latencyMs.p99)),
       cpuMsPerRecord: median(runs.map((r) => r.cpuMsPerRecord)),
+      machineCpuMsPerRecord: { dynamodb: median(runs.map((r) => r.machineCpuMsPerRecord.dynamodb)), bench: median(runs.map((r) => r.machineCpuMsPerRecord.bench)) },
+      machineBusy: median(runs.map((r) => r.machineBusy)),
       roundTripsInSeries: median(runs.map((r) => r.roundTripsInSeries)),
       itemWritesPerRecord: median(runs.map((r) => r.itemWritesPerRecord)),
       refusedItemWritesPerRecord: median(runs.map((r) => r.refusedItemWritesPerRecord)),

@@ -22,10 +22,10 @@ export function renderReport(report: BenchReport): string {
       + `${options.warmUp ? `each run's sandboxes warmed by ${options.warmUp} credits of their own first (\`--warm-up\`)` : 'sandboxes measured as they start (`--warm-up 0`)'}; `
       + `median of ${options.rounds} rounds (${report.machine}).`,
     '',
-    `| variant | records/s | DynamoDB requests/record | item writes/record (refused or cancelled) | round trips in series/batch | conflicts / redeliveries per 100 records | p50 / p99 ms | CPU ms/record | log bytes/record | over-applied | over-applied, ${crashPercent} crashes |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    `| variant | records/s | DynamoDB requests/record | item writes/record (refused or cancelled) | round trips in series/batch | conflicts / redeliveries per 100 records | p50 / p99 ms | CPU ms/record | machine CPU ms/record: DynamoDB Local + bench process (busy) | log bytes/record | over-applied | over-applied, ${crashPercent} crashes |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...report.summaries.map((s) => `| ${VARIANT_LABELS[s.variant]} | ${fixed(s.recordsPerSecond, 0)} | ${fixed(s.requestsPerRecord, 2)} (${Object.entries(s.requestsByCommand)
-      .map(([command, n]) => `${command} ${fixed(n, 2)}`).join(', ')}) | ${fixed(s.itemWritesPerRecord, 2)} (${fixed(s.refusedItemWritesPerRecord, 2)}) | ${fixed(s.roundTripsInSeries, 2)} | ${fixed(s.conflictsPerRecord * 100, 1)} / ${fixed(s.redeliveriesPerRecord * 100, 1)} | ${fixed(s.p50Ms, 0)} / ${fixed(s.p99Ms, 0)} | ${fixed(s.cpuMsPerRecord, 2)} | ${fixed(s.logBytesPerRecord, 0)} | `
+      .map(([command, n]) => `${command} ${fixed(n, 2)}`).join(', ')}) | ${fixed(s.itemWritesPerRecord, 2)} (${fixed(s.refusedItemWritesPerRecord, 2)}) | ${fixed(s.roundTripsInSeries, 2)} | ${fixed(s.conflictsPerRecord * 100, 1)} / ${fixed(s.redeliveriesPerRecord * 100, 1)} | ${fixed(s.p50Ms, 0)} / ${fixed(s.p99Ms, 0)} | ${fixed(s.cpuMsPerRecord, 2)} | ${fixed(s.machineCpuMsPerRecord.dynamodb, 2)} + ${fixed(s.machineCpuMsPerRecord.bench, 2)} (${fixed(s.machineBusy * 100, 0)} %) | ${fixed(s.logBytesPerRecord, 0)} | `
       + `${s.overApplied}${s.lost ? ` (lost ${s.lost})` : ''} | ${s.crash.overApplied}${s.crash.lost ? ` (lost ${s.crash.lost})` : ''} (${s.crash.crashes} crashes) |`),
     '',
     `What AWS would bill for a million such records (\`bill.ts\`: on-demand list prices, us-east-1, Lambda on Arm at ${FUNCTION_MEMORY_MB} MB; SQS left out, the same for every variant). `

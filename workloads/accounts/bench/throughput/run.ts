@@ -4,7 +4,7 @@ import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk
 import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { engineEnvironment, LOCAL_CREDENTIALS, queueDepth, LOCAL_REGION, type Engine, type SqsEngine } from '../../../../local/engines/index.ts';
+import { engineEnvironment, LOCAL_CREDENTIALS, machineCpuTicks, ownCpuSeconds, pidCpuSeconds, queueDepth, LOCAL_REGION, type Engine, type SqsEngine } from '../../../../local/engines/index.ts';
 import { FunctionRuntime, INIT_PHASE_LIMIT_MS } from '../../../../local/lambda/function-runtime.ts';
 import { startSqsEventSource } from '../../../../local/lambda/sqs-event-source.ts';
 import { FUNCTION_TIMEOUT_ENV } from '../../../../shared/aws/index.ts';
@@ -60,6 +60,14 @@ export interface RunResult {
   readonly latencyMs: { readonly p50: number; readonly p99: number };
   /** Sandbox thread CPU (handler, SDK, logging) over every invocation, per record. */
   readonly cpuMsPerRecord: number;
+  /**
+   * The machine's CPU while the measured traffic ran, per record: DynamoDB Local's process, and
+   * this one's (sandboxes, the conflict proxy, the SQS emulator, the driver). On this machine every
+   * variant shares its cores with the engine it writes to, so records/s follows their sum.
+   */
+  readonly machineCpuMsPerRecord: { readonly dynamodb: number; readonly bench: number };
+  /** The share of the machine's cores busy meanwhile, whatever ran them (near 1: the run was bound by the machine's CPU). */
+  readonly machineBusy: number;
   /** DynamoDB round trips made in series, per invocation that sent any (mean): see `roundTripsInSeries`. */
   readonly roundTripsInSeries: number;
   /** Item writes the requests asked for (see `itemWritesOf`), per record. */
@@ -220,9 +228,13 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     for (const record of event.Records) if (!failed.has(record.messageId)) latencies.push(endedMs - (firstStart.get(record.messageId) ?? startedMs));
     return response;
   };
+  const cpu = () => ({ dynamodb: pidCpuSeconds(options.dynamodb.pid), bench: ownCpuSeconds(), machine: machineCpuTicks() });
+  const cpuBefore = cpu();
   const startedMs = performance.now();
+  let cpuAfter = cpuBefore;
   try {
     await drained(mapping(handler), startedMs);
+    cpuAfter = cpu();
   } finally {
     await stopSandboxes();
   }
@@ -253,6 +265,8 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
     requests, requestsPerRecord: total(requests) / records,
     latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
     cpuMsPerRecord: cpuMicros / 1000 / records,
+    machineCpuMsPerRecord: { dynamodb: ((cpuAfter.dynamodb - cpuBefore.dynamodb) * 1000) / records, bench: ((cpuAfter.bench - cpuBefore.bench) * 1000) / records },
+    machineBusy: (cpuAfter.machine.busy - cpuBefore.machine.busy) / Math.max(1, cpuAfter.machine.total - cpuBefore.machine.total),
     roundTripsInSeries: series.reports === 0 ? 0 : series.roundTrips / series.reports,
     itemWritesPerRecord: writes.asked / records, refusedItemWritesPerRecord: writes.refused / records,
     invocations, crashes, redeliveries, conflicts, deadLettered, overApplied, lost,
