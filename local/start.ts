@@ -23,6 +23,7 @@ import { demoWorkload } from './demo/workload.ts';
 import { removeLocalCloudFile, writeLocalCloudFile } from '../shared/discovery/index.ts';
 import { TRACES_URL_VARIABLE } from '../shared/operations/traces.ts';
 import { registerProcessTracing } from './tracing/process.ts';
+import { startDynamoDbFaultProxy } from './faults/index.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -48,6 +49,13 @@ log(`  redis     ${engines.redis.endpoint}  (redis-server, no persistence, pid $
 log(`[${since()}] workloads: ${WORKLOADS.map((workload) => workload.name).join(', ')} (workloads/registry.ts)`);
 const fakes = await startWorkloadFakes(WORKLOADS);
 for (const [setting, api] of fakes.apis) log(`  fake      ${api.url}  ${setting} (${api.description})`);
+// DynamoDB Local runs two transactions on one item one after the other and both succeed; the
+// service cancels the later with TransactionConflict. The functions go through this emulation of
+// it, so what conflicts on AWS conflicts here (no drawn faults; the CLI and the console read the
+// engine directly).
+const conflicts = await startDynamoDbFaultProxy({ target: engines.dynamodb.endpoint, transactionConflicts: true });
+log(`  conflicts ${conflicts.endpoint}  (the functions' way to DynamoDB: cancels a transaction meeting another in progress on an item, as DynamoDB does and DynamoDB Local does not)`);
+const conflictCount = () => Object.values(conflicts.conflicts()).reduce((a, b) => a + b, 0);
 
 let cloud: LocalCloud | undefined;
 let consoleEndpoint: LocalEndpoint | undefined;
@@ -60,6 +68,7 @@ const shutdown = async (signal: string) => {
   await cloud?.stop({ graceMs: 10_000 }).catch((error: unknown) => log(`  (cloud stop: ${String(error)})`));
   removeLocalCloudFile();
   await fakes.stop();
+  await conflicts.stop();
   log('stopping engines ...');
   await engines.stop();
   log('stopped cleanly.');
@@ -75,12 +84,14 @@ try {
   cloud = await startLocalCloud({
     engines,
     context: fakes.settings,
+    functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: conflicts.endpoint },
     faults: { crashAfterWorkRate: Number(flags['crash-rate']), delayPastTimeoutRate: Number(flags['timeout-rate']) },
     onAlarm: ({ name, from, to, reason }) => log(`[${since()}] alarm ${name}: ${from} → ${to} (${reason})`),
   });
 } catch (error) {
   log(`local cloud failed to start: ${(error as Error).message}`);
   await fakes.stop();
+  await conflicts.stop();
   await engines.stop();
   process.exit(1);
 }
@@ -115,6 +126,7 @@ if (!flags['no-demo']) {
   const summary = await runDemo({ cloud, sqs, workloads: WORKLOADS, jobs, durationMs, log, isShuttingDown: () => shuttingDown });
   if (shuttingDown) await new Promise(() => undefined);
   log(`[${since()}] demo complete: ${summary}`);
+  log(`  transaction conflicts the service would have raised: ${conflictCount()} (met by the functions and retried; DynamoDB Local alone raises none)`);
 }
 
 const env = engineEnvironment(engines);
