@@ -101,11 +101,14 @@ export class EntityCache {
   readonly #scripts: CacheScripts;
   readonly #breaker: CircuitBreaker;
   readonly #flights = new SingleFlight<string, EntityRead>();
+  /** When the connection to Redis last became ready (0 before this cache saw one): see `FILL_REFUSALS.reconnected`. */
+  #connectedSinceMs = 0;
 
   constructor(options: EntityCacheOptions) {
     const merged = withDefaults(defaults, options);
     validate(merged);
     this.#options = merged;
+    merged.redis.on('ready', () => void (this.#connectedSinceMs = merged.nowMs()));
     this.#entities = new Map(merged.entities.map((entity) => [entity.name, entity]));
     this.#scripts = cacheScripts(merged.redis);
     this.#breaker = new CircuitBreaker({
@@ -250,7 +253,11 @@ export class EntityCache {
     try {
       const ttl = jitteredTtlMs(ttlMs, ttlJitterRatio, random);
       // The deadline travels with the command: Redis refuses it if it arrives too late, however late.
-      const outcome = await this.#guarded('fill', () => this.#scripts.fill(keys, value.version, encodeValue(value, writeTrace), ttl, readStartedMs + maxFillDelayMs));
+      // Checked once connected: a Redis that came back empty since the read lost the tombstones
+      // that would refuse its value (the connection it would fill through is newer than the read).
+      const outcome = await this.#guarded('fill', async () => (readStartedMs < this.#connectedSinceMs
+        ? FILL_REFUSALS.reconnected
+        : this.#scripts.fill(keys, value.version, encodeValue(value, writeTrace), ttl, readStartedMs + maxFillDelayMs)));
       if (outcome !== FILL_OUTCOMES.stored) countByReason(observability, CACHE_METRICS.fillsRefused, outcome);
       return outcome === FILL_OUTCOMES.stored;
     } catch (error) {

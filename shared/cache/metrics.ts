@@ -37,4 +37,9 @@ export const CACHE_METRICS = {
 export const FILL_REFUSALS = {
   /** The table read is older than `maxFillDelayMs`: a tombstone written after it may have expired. */
   tooSlow: 'too-slow',
+  /**
+   * The table read started before the connection the fill would go through was made: Redis may
+   * have restarted or failed over empty since, and the tombstone that would refuse the value with it.
+   */
+  reconnected: 'reconnected',
 } as const;

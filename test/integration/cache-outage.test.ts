@@ -5,7 +5,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { startRedis } from '../../local/engines/index.ts';
 import { startTcpFaultProxy } from '../../local/faults/tcp-proxy.ts';
 import { createLambdaContext } from '../../local/lambda/context.ts';
-import { entityCacheKeys, CACHE_METRICS, encodeValue, FILL_OUTCOMES } from '../../shared/cache/index.ts';
+import { entityCacheKeys, CACHE_METRICS, encodeValue, FILL_OUTCOMES, FILL_REFUSALS } from '../../shared/cache/index.ts';
 import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { useCacheFixture, waitFor } from '../helpers/cache-fixture.ts';
 import { accountEntity, toCachedAccount } from '../../workloads/accounts/index.ts';
@@ -96,6 +96,50 @@ describe('cache: Redis outages', () => {
       assert.deepEqual([report.sampled, report.mismatches, report.mismatchRate], [2, 0, 0]);
     } finally {
       await restarted.stop();
+    }
+  });
+
+  it('Redis restarted empty while a reader held a table read older than a commit: its fill is refused, not stored over the lost tombstone', async () => {
+    // GIVEN account v1 on a Redis of its own, its INSERT invalidated, and a reader whose table read
+    // (of v1) is served but not yet returned
+    let server = await startRedis();
+    try {
+      const url = `redis://127.0.0.1:${server.port}`;
+      const stream = await f.streamReader();
+      const table = f.observedDocuments();
+      const readerRedis = f.client({ url });
+      const reader = f.cache({ redis: readerRedis, documents: table.documents });
+      const invalidate = f.invalidator(f.cache({ redis: f.client({ url }) }));
+      await f.createAccount('acc-restart', 10);
+      assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
+      const release = table.holdResponses();
+      const slowRead = reader.get(accountEntity, 'acc-restart');
+      await waitFor('the reader to read the table', () => table.answered() === 1);
+      // WHEN v2 commits and its invalidation runs (the tombstone that refuses v1), then Redis
+      // restarts empty, tombstone and all, and only then does the reader's fill arrive
+      await f.changeAccount('acc-restart', 5);
+      assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
+      const port = server.port;
+      await server.stop();
+      server = await startRedis({ port });
+      await waitFor("the reader's connection to come back", async () => (await readerRedis.ping().catch(() => '')) === 'PONG', 10_000);
+      release();
+      const { value: late, output } = await captureOutput(async () => {
+        const read = await slowRead;
+        f.observability.metrics.publishStoredMetrics();
+        return read;
+      });
+      // THEN the reader answers what it read, and every later read answers v2 (a miss, then hits),
+      // none the v1 a stored fill would have kept until its TTL
+      assert.equal(late.value?.version, 1);
+      const later = [];
+      for (let i = 0; i < 3; i += 1) later.push(pick(await reader.get(accountEntity, 'acc-restart')));
+      assert.deepEqual(later, [['miss', 2], ['hit', 2], ['hit', 2]]);
+      // AND the fill was refused because it read before the connection it would fill through was
+      // made, so before whatever Redis lost
+      assert.equal(metricTotal(output, CACHE_METRICS.fillsRefused, { reason: FILL_REFUSALS.reconnected }), 1);
+    } finally {
+      await server.stop();
     }
   });
 
