@@ -96,7 +96,8 @@ function printReport(r: ChaosReport, seconds: number): void {
   log(`faults injected: ${Object.entries(r.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}; commits answered from screened records: ${r.invariants.screenedCommits}; records requeued behind a held lock: ${r.invariants.lockRequeues}`
     + `; stale holders' lock writes refused by their fence: ${r.invariants.fencedWrites ?? 'not watched'}; cache entries compared with the table: ${r.invariants.cacheEntriesCompared}`
-    + `; reused keys refused as reused: ${r.invariants.keyReusesRefused} of ${r.messages['key-reuse'] ?? 0}`);
+    + `; reused keys refused as reused: ${r.invariants.keyReusesRefused} of ${r.messages['key-reuse'] ?? 0}`
+    + `${r.invariants.keyReusesExcused ? ` (${r.invariants.keyReusesExcused} dead-lettered by the fault schedule first)` : ''}`);
   log('');
   log('| invariant | count |');
   log('|---|---|');

@@ -19,8 +19,9 @@ export function ownCpuSeconds(): number {
 /** The machine's CPU time so far, every core, from /proc/stat: busy and in all (seconds × cores). */
 export function machineCpuTicks(): { readonly busy: number; readonly total: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
-  // cpu user nice system idle iowait irq softirq steal ...: idle and iowait are the time not spent.
-  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice: idle and iowait are the
+  // time not spent; guest time is already counted in user and nice, so it is left out.
+  const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
   const total = ticks.reduce((a, b) => a + b, 0);
   return { busy: total - (ticks[3] ?? 0) - (ticks[4] ?? 0), total };
 }

@@ -65,7 +65,8 @@ const defaults = { cluster: false, connectTimeoutMs: 1_000, commandTimeoutMs: 50
  * Creates a Redis/Valkey client for the cache from a URL, standalone or cluster, TLS when the
  * scheme is `rediss://`. The client fails fast rather than queueing: it connects lazily (on
  * {@link connectCacheClient} or the first command), has no offline queue (a command while
- * disconnected fails at once instead of waiting for a reconnect), retries a command at most once,
+ * disconnected fails at once instead of waiting for a reconnect) and resends nothing after a
+ * reconnect (a command in flight when the connection dropped fails), retries a command at most once,
  * and bounds connects and commands with short timeouts. Reconnection runs in the background.
  *
  * @example
@@ -89,6 +90,10 @@ export function createCacheClient(options: CacheConnectionOptions): CacheClient 
     connectTimeout: merged.connectTimeoutMs,
     commandTimeout: merged.commandTimeoutMs,
     maxRetriesPerRequest: 1,
+    // A command in flight when the connection dropped fails rather than being sent again on the
+    // next one: that server may have come back empty, and a fill checked against the old one
+    // (see `FILL_REFUSALS.reconnected`) must not land there. Its caller retries or answers from the table.
+    autoResendUnfulfilledCommands: false,
     connectionName: merged.connectionName,
   } satisfies RedisOptions;
   const client: CacheClient = merged.cluster

@@ -24,6 +24,8 @@ export const REASONS = {
   lockBusy: 'lock-busy',
   fenced: 'fenced',
   transactionConflict: 'transaction-conflict',
+  /** DynamoDB cancelled a transaction for a reason ballast cannot pin on a condition, a conflict or throttling (its codes are in the error's context). */
+  transactionCancelled: 'transaction-cancelled',
   throttled: 'throttled',
   dependencyUnavailable: 'dependency-unavailable',
   deadline: 'deadline',

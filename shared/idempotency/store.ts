@@ -319,9 +319,10 @@ function businessError(reasons: readonly (CancellationReason | undefined)[], wri
 /**
  * Cancellations that are not condition failures. Contention (`TransactionConflict`) and throttling
  * are worth a retry; a `ValidationError` (an item over 400 KB, say) never succeeds and is fatal.
- * Any other code is not one the store can explain: `unexpected`, with the codes in its context (a
- * held lock is a condition failure on the lock, answered before this; calling the rest `lock-busy`
- * would send an operator after a lock that was never held).
+ * Any other code (`ItemCollectionSizeLimitExceeded`, say) is `transaction-cancelled`, with the codes
+ * in its context: a held lock is a condition failure on the lock, answered before this, so calling
+ * the rest `lock-busy` would send an operator after a lock that was never held; and it is not
+ * `unexpected`, which the canary counts as a fault of the code being deployed.
  */
 function transactionError(reasons: readonly CancellationReason[]): BallastError {
   const codes = reasons.map((reason) => reason.Code ?? 'None');
@@ -329,6 +330,6 @@ function transactionError(reasons: readonly CancellationReason[]): BallastError 
   const invalid = reasons.find((reason) => reason.Code === 'ValidationError');
   if (invalid) return requestRejected(invalid.Message ?? 'ValidationError');
   const throttled = codes.some((code) => /Throttl|ProvisionedThroughput/.test(code));
-  const reason = throttled ? REASONS.throttled : codes.includes('TransactionConflict') ? REASONS.transactionConflict : REASONS.unexpected;
+  const reason = throttled ? REASONS.throttled : codes.includes('TransactionConflict') ? REASONS.transactionConflict : REASONS.transactionCancelled;
   return new TransientError(reason, `transaction cancelled: ${codes.join(', ')}`, { context });
 }

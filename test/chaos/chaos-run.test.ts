@@ -17,7 +17,7 @@ describe('chaos run: exactly-once and never-stale under every fault combined', (
       log: (line) => console.log(line),
       drainTimeoutMs: 8 * 60_000,
     });
-    console.log(JSON.stringify({ injected: report.injected, phasesSeconds: report.phasesSeconds, replayed: report.replayed, lockRequeues: report.invariants.lockRequeues, fencedWrites: report.invariants.fencedWrites, cacheEntriesCompared: report.invariants.cacheEntriesCompared, keyReusesRefused: report.invariants.keyReusesRefused }));
+    console.log(JSON.stringify({ injected: report.injected, phasesSeconds: report.phasesSeconds, replayed: report.replayed, lockRequeues: report.invariants.lockRequeues, fencedWrites: report.invariants.fencedWrites, cacheEntriesCompared: report.invariants.cacheEntriesCompared, keyReusesRefused: report.invariants.keyReusesRefused, keyReusesExcused: report.invariants.keyReusesExcused }));
     // THEN no promise was broken
     assert.deepEqual(report.invariants.counts, Object.fromEntries(Object.keys(report.invariants.counts).map((name) => [name, 0])),
       JSON.stringify(report.invariants.examples, null, 2));
@@ -43,7 +43,9 @@ describe('chaos run: exactly-once and never-stale under every fault combined', (
     // (and the convoy's stalled holders: a newer holder took their lock while they lived, and their late writes met the fence)
     assert.ok((report.invariants.fencedWrites ?? 0) > 0, 'some stale holders\' lock writes were refused by their fence');
     // (a producer reused committed jobs' keys for other resources: refused as reused, none applied)
-    assert.ok((report.messages['key-reuse'] ?? 0) > 0 && report.invariants.keyReusesRefused > 0, JSON.stringify(report.messages));
+    // (a reuse excused because faults ran out its receives first is rare: at most one in this run)
+    assert.ok((report.messages['key-reuse'] ?? 0) > 0 && report.invariants.keyReusesExcused <= 1, JSON.stringify(report.messages));
+    assert.equal(report.invariants.keyReusesRefused + report.invariants.keyReusesExcused, report.messages['key-reuse']);
     // AND both workloads took part, their own invariants checked
     for (const name of ['misjudgedDeadLetters', 'ledgerMismatches', 'negativeBalances', 'syncEffects', 'negativeStock', 'stockMismatches', 'reservationMismatches', 'shipmentMismatches']) {
       assert.ok(name in report.invariants.counts, `${name} was checked`);

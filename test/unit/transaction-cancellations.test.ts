@@ -29,7 +29,7 @@ const plan: CommitPlan = {
 };
 
 describe('idempotency store: cancellations it cannot explain', () => {
-  for (const [code, reason] of [['ItemCollectionSizeLimitExceeded', REASONS.unexpected], ['TransactionConflict', REASONS.transactionConflict], ['ThrottlingError', REASONS.throttled]] as const) {
+  for (const [code, reason] of [['ItemCollectionSizeLimitExceeded', REASONS.transactionCancelled], ['TransactionConflict', REASONS.transactionConflict], ['ThrottlingError', REASONS.throttled]] as const) {
     it(`a commit cancelled with ${code} on an item and no failed condition is ${reason}, with the codes`, async () => {
       const { client, store } = cancellingStore((items) => Array.from({ length: items }, (_, i) => ({ Code: i === items - 1 ? code : 'None' })));
       try {
