@@ -55,7 +55,6 @@ for (const [setting, api] of fakes.apis) log(`  fake      ${api.url}  ${setting}
 // engine directly).
 const conflicts = await startDynamoDbFaultProxy({ target: engines.dynamodb.endpoint, transactionConflicts: true });
 log(`  conflicts ${conflicts.endpoint}  (the functions' way to DynamoDB: cancels a transaction meeting another in progress on an item, as DynamoDB does and DynamoDB Local does not)`);
-const conflictCount = () => Object.values(conflicts.conflicts()).reduce((a, b) => a + b, 0);
 
 let cloud: LocalCloud | undefined;
 let consoleEndpoint: LocalEndpoint | undefined;
@@ -126,7 +125,7 @@ if (!flags['no-demo']) {
   const summary = await runDemo({ cloud, sqs, workloads: WORKLOADS, jobs, durationMs, log, isShuttingDown: () => shuttingDown });
   if (shuttingDown) await new Promise(() => undefined);
   log(`[${since()}] demo complete: ${summary}`);
-  log(`  transaction conflicts the service would have raised: ${conflictCount()} (met by the functions and retried; DynamoDB Local alone raises none)`);
+  log(`  transaction conflicts the service would have raised: ${Object.values(conflicts.conflicts()).reduce((a, b) => a + b, 0)} (met by the functions and retried; DynamoDB Local alone raises none)`);
 }
 
 const env = engineEnvironment(engines);

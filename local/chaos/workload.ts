@@ -159,7 +159,7 @@ export async function chaosWorkload(workloads: readonly Workload[], options: Cha
 function reuseKeys(openings: readonly ChaosJob[], jobs: number, rate: number, random: () => number): ChaosKeyReuse[] {
   if (rate <= 0) return [];
   const byType = Map.groupBy(openings, (opening) => (JSON.parse(opening.body) as Envelope).type);
-  const candidates = openings.filter((opening) => (byType.get((JSON.parse(opening.body) as Envelope).type)?.length ?? 0) > 1);
+  const candidates = [...byType.values()].filter((group) => group.length > 1).flat();
   const count = Math.min(candidates.length, Math.max(1, Math.round(jobs * rate)));
   const pool = [...candidates];
   return Array.from({ length: count }, (_, i) => {

@@ -231,7 +231,7 @@ export async function runVariant(options: RunOptions): Promise<RunResult> {
   const cpu = () => ({ dynamodb: pidCpuSeconds(options.dynamodb.pid), bench: ownCpuSeconds(), machine: machineCpuTicks() });
   const cpuBefore = cpu();
   const startedMs = performance.now();
-  let cpuAfter = cpuBefore;
+  let cpuAfter: ReturnType<typeof cpu>;
   try {
     await drained(mapping(handler), startedMs);
     cpuAfter = cpu();
