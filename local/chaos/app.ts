@@ -2,7 +2,8 @@
  * The ballast CDK app as the chaos run deploys it locally: the shipped local stack with a 4-second
  * worker timeout and a 1.5-second lock lease, so that an external call slower than the lease (a
  * stalled lock holder) fits inside one invocation, and crashed batches come back after the
- * visibility timeout (6 × 4 s) rather than a minute.
+ * visibility timeout (6 × 4 s) rather than a minute; and a 20-second read API, so that a slow
+ * reader's table read outlives the next commit of its item.
  */
 import { App, Duration } from 'aws-cdk-lib';
 import { contextSettings, environmentConfig } from '../../infra/config.ts';
@@ -11,5 +12,11 @@ import { suppressReviewedFindings } from '../../infra/nag-suppressions.ts';
 
 const app = new App();
 const base = environmentConfig('local', { settings: contextSettings((key) => app.node.tryGetContext(key)) });
-const config = { ...base, worker: { ...base.worker, timeout: Duration.seconds(4), lockLease: Duration.millis(1_500) } };
+const config = {
+  ...base,
+  worker: { ...base.worker, timeout: Duration.seconds(4), lockLease: Duration.millis(1_500) },
+  // A slow reader's table read may take 4 s (its SDK's request timeout is a quarter of this): long
+  // enough for a hot item's next commit and its invalidation to land meanwhile on this machine.
+  readApi: { ...base.readApi, timeout: Duration.seconds(20) },
+};
 suppressReviewedFindings(new BallastStack(app, 'ballast-local', { config, workerVersion: 'chaos' }));

@@ -10,6 +10,8 @@ import type { TraceQueryResult } from '../../shared/operations/trace-model.ts';
 import { ATTRIBUTES, SPANS } from '../../shared/tracing/index.ts';
 import type { ExternalApi } from '../external-api/index.ts';
 import type { FenceReport } from '../faults/index.ts';
+import type { ObservedRead } from './readers.ts';
+import { findStaleReads, finishedInvalidations, type FinishedInvalidation } from './stale-reads.ts';
 import type { ChaosJob, ChaosWorkload } from './workload.ts';
 
 /** The run's own promises, for every workload; each workload adds its own (`WorkloadChaos.invariants`). */
@@ -28,6 +30,7 @@ export const INVARIANTS = {
   lockWaitDeadLetters: 'valid jobs dead-lettered because their resource stayed locked (waiting is not failing: they are requeued), before replay',
   misjudgedDeadLetters: 'valid jobs dead-lettered, before replay, for a reason neither the fault schedule nor their content gives them (a fatal verdict on a good job, an error the worker could not classify)',
   staleLockWrites: 'lock writes (a commit, an abandon, a heartbeat) that landed for a holder after a newer holder had taken its lock (the fence broken)',
+  staleReads: 'reads answered with an older version than one whose invalidation had finished before the read was sent (a stale value served)',
   keyReusesNotRefused: "messages reusing a committed job's idempotency key for another resource that are not in the DLQ as idempotency-key-reused, nor for a reason the fault schedule gives (applied, or dropped as duplicates)",
 } as const;
 export type InvariantName = keyof typeof INVARIANTS;
@@ -36,6 +39,8 @@ const TRACING_INVARIANTS: readonly InvariantName[] = ['untracedJobs', 'doubleCom
 const BEFORE_REPLAY_INVARIANTS: readonly InvariantName[] = ['lockWaitDeadLetters', 'misjudgedDeadLetters'];
 /** Invariants that read what the DynamoDB fault proxy saw on the wire. */
 const WIRE_INVARIANTS: readonly InvariantName[] = ['staleLockWrites'];
+/** Invariants that hold the readers' answers to the invalidations the traces show finished. */
+const READ_INVARIANTS: readonly InvariantName[] = ['staleReads'];
 /**
  * Dead-letter reasons the fault schedule alone can give a valid job: transient failures that
  * outlasted its receives (a crashed holder's claim, a stalled lease taken over, throttling, an
@@ -67,6 +72,11 @@ export interface InvariantReport {
    * then covers. Undefined without the fence watch.
    */
   readonly fencedWrites?: number;
+  /**
+   * Readers' answers `staleReads` held to a finished invalidation of their item (sent after one):
+   * without such reads it would hold trivially. Undefined when the readers' answers were not checked.
+   */
+  readonly readsChecked?: number;
   /** Cache entries `staleCacheEntries` compared with the table: on an empty cache it would hold trivially. */
   readonly cacheEntriesCompared: number;
   /** Key reuses in the DLQ as `idempotency-key-reused`. */
@@ -99,6 +109,11 @@ export interface InvariantInputs {
   readonly lettersBeforeReplay?: readonly DeadLetter[];
   /** What the fence watch saw on the DynamoDB proxy. Without it (no proxy in front) `staleLockWrites` is not checked. */
   readonly fences?: FenceReport;
+  /**
+   * What the readers on the read API were answered during the run. Without them, or without the
+   * traces (whose tombstone spans say when each invalidation finished), `staleReads` is not checked.
+   */
+  readonly reads?: readonly ObservedRead[];
 }
 
 /** The reasons the fakes' chaos rightly earned a job: `reason → keys` (a non-object answer to that key). */
@@ -119,6 +134,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   if (!inputs.traces) for (const name of TRACING_INVARIANTS) delete descriptions[name];
   if (!inputs.lettersBeforeReplay) for (const name of BEFORE_REPLAY_INVARIANTS) delete descriptions[name];
   if (!inputs.fences) for (const name of WIRE_INVARIANTS) delete descriptions[name];
+  if (!inputs.reads || !inputs.traces) for (const name of READ_INVARIANTS) delete descriptions[name];
   // (a run without key reuses, such as a rehearsal, has nothing to check there)
   if (workload.keyReuses.length === 0) delete descriptions.keyReusesNotRefused;
   for (const part of workload.parts) {
@@ -195,6 +211,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
 
   let screenedCommits = 0;
   let lockRequeues = 0;
+  const invalidations: FinishedInvalidation[] = [];
   // The traces tell the same story: each completed key was delivered under its producer's span
   // (the context survived the queue, redeliveries and replays), and committed once.
   for (const key of inputs.traces ? completed.keys() : []) {
@@ -207,7 +224,11 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
     if (commits.length > 1) violate('doubleCommitsInTraces', `${key}: ${commits.length} commits committed`);
     screenedCommits += spans.filter((span) => span.name === SPANS.commit && span.attributes[ATTRIBUTES.commitScreened] === true).length;
     lockRequeues += spans.filter((span) => span.name === SPANS.lockWait && span.attributes[ATTRIBUTES.lockRequeued] === true).length;
+    // (a commit's stream record and tombstone are in the committing job's trace)
+    invalidations.push(...finishedInvalidations(spans));
   }
+  const reads = inputs.reads && inputs.traces ? findStaleReads(inputs.reads, invalidations) : undefined;
+  for (const stale of reads?.stale ?? []) violate('staleReads', stale);
 
   // Poison: every one in the DLQ, once, with the reason it must carry.
   const lettersByBody = Map.groupBy(letters, (letter) => letter.body);
@@ -247,7 +268,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
     }
   }
   return {
-    descriptions, counts, examples, screenedCommits, lockRequeues, fencedWrites: inputs.fences?.staleWritesRefused, cacheEntriesCompared: inputs.cache.sampled, keyReusesRefused, keyReusesExcused,
+    descriptions, counts, examples, screenedCommits, lockRequeues, fencedWrites: inputs.fences?.staleWritesRefused, readsChecked: reads?.checked, cacheEntriesCompared: inputs.cache.sampled, keyReusesRefused, keyReusesExcused,
   };
 }
 

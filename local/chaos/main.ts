@@ -25,6 +25,7 @@ const HELP = `npm run chaos -- [flags]
   --dynamodb-rate R      DynamoDB requests answered by the fault proxy (default ${DEFAULT_FAULTS.dynamodbRate})
   --external-rate R      requests to the workloads' API fakes failing, slow, hung or answering non-objects (default ${DEFAULT_FAULTS.externalRate})
   --holder-stall R       the convoy's lock holders' heartbeats and commits held past the lease (default ${DEFAULT_FAULTS.holderStallRate})
+  --reader-stall R       the read API's table reads answered late, past a hot item's next commit (default ${DEFAULT_FAULTS.readerStallRate})
   --redis-outage S       seconds Redis is down (restarted empty) (default ${DEFAULT_FAULTS.redisOutageMs / 1000})
   --no-redis-faults      skip the FLUSHALL, the CLIENT PAUSE and the outage
   --out FILE             JSON results (default bench/results/chaos.json)`;
@@ -42,6 +43,7 @@ const flags = scriptFlags({
     'dynamodb-rate': { type: 'string', default: String(DEFAULT_FAULTS.dynamodbRate) },
     'external-rate': { type: 'string', default: String(DEFAULT_FAULTS.externalRate) },
     'holder-stall': { type: 'string', default: String(DEFAULT_FAULTS.holderStallRate) },
+    'reader-stall': { type: 'string', default: String(DEFAULT_FAULTS.readerStallRate) },
     'redis-outage': { type: 'string', default: String(DEFAULT_FAULTS.redisOutageMs / 1000) },
     'no-redis-faults': { type: 'boolean', default: false },
     out: { type: 'string', default: new URL('../../bench/results/chaos.json', import.meta.url).pathname },
@@ -60,6 +62,7 @@ const options = {
     dynamodbRate: number('dynamodb-rate', 0, 0.5),
     externalRate: number('external-rate', 0, 0.9),
     holderStallRate: number('holder-stall', 0, 1),
+    readerStallRate: number('reader-stall', 0, 1),
     redis: !flags['no-redis-faults'],
     redisOutageMs: number('redis-outage', 0, 600) * 1000,
   },
@@ -96,6 +99,7 @@ function printReport(r: ChaosReport, seconds: number): void {
   log(`faults injected: ${Object.entries(r.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}; commits answered from screened records: ${r.invariants.screenedCommits}; records requeued behind a held lock: ${r.invariants.lockRequeues}`
     + `; stale holders' lock writes refused by their fence: ${r.invariants.fencedWrites ?? 'not watched'}; cache entries compared with the table: ${r.invariants.cacheEntriesCompared}`
+    + `; readers' answers held to a finished invalidation: ${r.invariants.readsChecked ?? 'not checked'}`
     + `; reused keys refused as reused: ${r.invariants.keyReusesRefused} of ${r.messages['key-reuse'] ?? 0}`
     + `${r.invariants.keyReusesExcused ? ` (${r.invariants.keyReusesExcused} dead-lettered by the fault schedule first)` : ''}`);
   log('');

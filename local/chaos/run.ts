@@ -17,9 +17,11 @@ import { paceMessages } from '../demo/producer.ts';
 import { snapshot } from '../demo/progress.ts';
 import { fenceWatch, startDynamoDbFaultProxy } from '../faults/index.ts';
 import { holderStalls } from './holder-stalls.ts';
+import { readerStalls } from './reader-stalls.ts';
 import { scheduleRedisFaults, splitRate } from './faults.ts';
 import { allDeadLetters, checkInvariants, isKeyReuse, rightlyRejected, type InvariantReport } from './invariants.ts';
 import { seededRandom } from './random.ts';
+import { startReaders, type Readers } from './readers.ts';
 import { chaosWorkload, type ChaosMessage, type ChaosWorkload } from './workload.ts';
 
 /** Every fault the run injects, each with its rate (or schedule). */
@@ -42,6 +44,11 @@ export interface ChaosFaults {
    * one still alive, whose late write the fence must refuse.
    */
   readonly holderStallRate: number;
+  /**
+   * The read API's table reads answered late ({@link READER_STALL_MS}, on the way back): a hot item
+   * is written and invalidated meanwhile, and the reader's late fill of the older version must be refused.
+   */
+  readonly readerStallRate: number;
   /** Redis: a FLUSHALL, a `CLIENT PAUSE`, and an outage (stopped, restarted empty), during the send phase. */
   readonly redis: boolean;
   /** How long the Redis outage lasts. */
@@ -50,7 +57,7 @@ export interface ChaosFaults {
 
 export const DEFAULT_FAULTS: ChaosFaults = {
   crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, crashDuringWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, holderStallRate: 0.1,
-  redis: true, redisOutageMs: 30_000,
+  readerStallRate: 0.4, redis: true, redisOutageMs: 30_000,
 };
 
 export interface ChaosOptions {
@@ -94,6 +101,14 @@ export interface ChaosReport {
 const APP = fileURLToPath(new URL('./app.ts', import.meta.url));
 /** A stalled holder's write waits this long on the wire: past the chaos stack's 1.5 s lease. */
 const HOLDER_STALL_MS = 2_500;
+/**
+ * A slow reader's table answer waits this long: past a hot item's next commit and its invalidation
+ * (seconds behind the commit on this machine while the run is busy), within the chaos read API's
+ * 5 s request timeout.
+ */
+const READER_STALL_MS = 3_500;
+/** The readers chase the resources of the last this many messages sent (about a second's worth at the default rate). */
+const RECENT_MESSAGES = 60;
 /**
  * The convoys are sent once at most this many messages are visible on the jobs queue. The local
  * queue (fauxqs) puts a message whose visibility ends behind every visible one (SQS hands it out
@@ -139,8 +154,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // faults' sequence stays as the seed gives it).
   const fences = fenceWatch();
   const stalls = holderStalls({ resources: new Set(workload.convoys.map((convoy) => convoy.resourceId)), holdMs: HOLDER_STALL_MS, random: seededRandom(options.seed ^ 0xfe9ce) });
+  const entities = workloadEntities(WORKLOADS);
+  const slowReaders = readerStalls({ entities: entities.map((entity) => entity.name), holdMs: READER_STALL_MS, random: seededRandom(options.seed ^ 0x5100) });
   const proxy = await startDynamoDbFaultProxy({
-    target: engines.dynamodb.endpoint, random, stallMs: 2_500, transactionConflicts: true, holdOf: stalls.holdOf, onAnswered: fences.observe,
+    target: engines.dynamodb.endpoint, random, stallMs: 2_500, transactionConflicts: true, holdOf: stalls.holdOf, holdAnswerOf: slowReaders.holdAnswerOf,
+    onAnswered: fences.observe,
   });
   const sqs = new SQSClient(localClientConfig(engines.sqs.endpoint));
   const dynamodb = new DynamoDBClient(localClientConfig(engines.dynamodb.endpoint));
@@ -178,6 +196,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const collectInjected = () => ({
     ...injected,
     holderStalls: stalls.held(),
+    readerStalls: slowReaders.held(),
     ...prefixed('dynamodb', proxy.injected() as Record<string, number>),
     ...prefixed('dynamodb.itemConflict', proxy.conflicts()),
     // PAYMENTS_API_URL's faults as `payments.<kind>`.
@@ -185,6 +204,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       prefixed(setting.toLowerCase().replace(/(_api)?_url$/, '').replaceAll('_', '-'), api.injected() as Record<string, number>))) as Record<string, number>,
   });
 
+  let readers: Readers | undefined;
   try {
     enter('openings');
     await paceMessages({ sqs, queueUrl: outputs.JobsQueueUrl as string, messages: workload.openings, durationMs: 0, onSent: (n) => void (sent = n) });
@@ -197,6 +217,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     cloud.faults.delayPastTimeoutRate = faults.timeoutRate;
     Object.assign(proxy.rates, splitRate(faults.dynamodbRate));
     stalls.rate = faults.holderStallRate;
+    slowReaders.rate = faults.readerStallRate;
     const externalChaos: ExternalApiChaos = {
       random, serverErrorRate: faults.externalRate * 0.4, slowRate: faults.externalRate * 0.25, hangRate: faults.externalRate * 0.15,
       nonObjectRate: faults.externalRate * 0.2, slowMs: 2_500, hangMs: 8_000,
@@ -206,11 +227,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       api.setChaos({ ...externalChaos, slowResources: Object.fromEntries(convoys.map((convoy) => [convoy.resourceId, convoy.slowMs])) });
     }
     const sendMs = (workload.messages.length / (options.sendRate ?? 60)) * 1000;
-    let readersOn = true;
-    const reading = readConcurrently(outputs.ReadApiUrl as string, workload, random, () => readersOn);
+    let recentlySent: () => string | undefined = () => undefined;
+    readers = startReaders({ readApiUrl: outputs.ReadApiUrl as string, paths: workload.reads, entities, random, recentlySent: () => recentlySent() });
     const redisFaults = faults.redis ? scheduleRedisFaults(sendMs, faults.redisOutageMs, () => redis, (next) => void (redis = next), injected, log) : Promise.resolve();
     const base = sent;
-    await paceMessages({ sqs, queueUrl: outputs.JobsQueueUrl as string, messages: workload.messages, durationMs: sendMs, onSent: (n) => void (sent = base + n) });
+    let sentInPhase = 0;
+    recentlySent = () => {
+      const message = workload.messages[sentInPhase - 1 - Math.floor(random() * Math.min(sentInPhase, RECENT_MESSAGES))];
+      return message && 'job' in message ? message.job.resourceId : undefined;
+    };
+    await paceMessages({
+      sqs, queueUrl: outputs.JobsQueueUrl as string, messages: workload.messages, durationMs: sendMs, onSent: (n) => void (sent = base + (sentInPhase = n)),
+    });
+    recentlySent = () => undefined;
     await redisFaults;
 
     // The convoys' wait for the backlog and the drain share one budget.
@@ -231,9 +260,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     cloud.faults.delayPastTimeoutRate = 0;
     Object.assign(proxy.rates, splitRate(0));
     stalls.rate = 0;
+    slowReaders.rate = 0;
     for (const api of fakes.apis.values()) api.setChaos(undefined);
-    readersOn = false;
-    await reading;
+    const reads = await readers.stop();
     log('chaos: waiting for the streams to go idle and the invalidation repair to drain');
     await cloud.streamsIdle(180_000);
     await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 180_000, log);
@@ -250,7 +279,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const invariants = await checkInvariants({
       workload, documents, sqs, outputs, apis: fakes.apis,
       thrownInvocations: thrown, cache: cacheReport, nowMs: Date.now(), traces: (key) => cloud.traces.query(key), lettersBeforeReplay,
-      fences: fences.report(),
+      fences: fences.report(), reads,
     });
     const letters = await allDeadLetters(sqs, outputs);
     enter('done');
@@ -269,6 +298,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     };
   } finally {
     clearInterval(progress);
+    await readers?.stop();
     await cloud.stop({ graceMs: 3_000 });
     await proxy.stop();
     await fakes.stop();
@@ -309,19 +339,6 @@ async function waitForQueue(
     if (poll % 20 === 0) report?.(depth);
     await sleep(1_000);
   }
-}
-
-/** Readers on the read API the whole time, two per workload on its hot items, filling the cache while invalidations land. */
-async function readConcurrently(readApiUrl: string, workload: ChaosWorkload, random: () => number, going: () => boolean): Promise<void> {
-  const lists = workload.reads.filter((paths) => paths.length > 0);
-  await Promise.all(Array.from({ length: 2 * lists.length }, async (_, reader) => {
-    const paths = lists[reader % lists.length] as readonly string[];
-    for (let i = 0; i < 1_000_000 && going(); i += 1) {
-      const path = paths[Math.floor(random() ** 2 * paths.length)];
-      await fetch(`${readApiUrl}${path}`).then((r) => r.arrayBuffer()).catch(() => undefined);
-      await sleep(20);
-    }
-  }));
 }
 
 /**

@@ -86,6 +86,13 @@ export interface DynamoDbFaultProxyOptions {
    */
   readonly holdOf?: (operation: string, body: unknown) => number;
   /**
+   * A hold of the answer, chosen request by request: how long to keep what the target answered
+   * (read or applied at once) before passing it on (0: none). A slow way back, e.g. a reader's
+   * table read that returns after a newer commit, whose late cache fill must be refused.
+   * @default - none
+   */
+  readonly holdAnswerOf?: (operation: string, body: unknown) => number;
+  /**
    * Told of every request the target answered (lost answers included: the target applied them),
    * as each answer arrives. @default - nobody
    */
@@ -246,6 +253,8 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
         }
       }
       if (fault?.kind === 'lostResponse') return void request.socket.destroy();
+      const answerHoldMs = operation !== undefined ? config.holdAnswerOf?.(operation, parsed) ?? 0 : 0;
+      if (answerHoldMs > 0) await delay(answerHoldMs, undefined, { signal: stopping.signal });
       sendReply(response, reply);
     } catch (error) {
       if (stopping.signal.aborted) return void request.socket.destroy();

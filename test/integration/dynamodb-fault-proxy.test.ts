@@ -246,6 +246,27 @@ describe('DynamoDB fault proxy', () => {
     assert.deepEqual(answered, [{ operation: 'PutItem', sentAt: 1, answeredAt: 2, status: 200 }, { operation: 'PutItem', sentAt: 3, answeredAt: 4, status: 200 }]);
   });
 
+  it('holdAnswerOf: a read it chooses is answered late with what the table held when it was read', async (t) => {
+    let held = 0;
+    const { once } = await startProxy(t, {
+      holdAnswerOf: (operation, body) => (operation === 'GetItem' && JSON.stringify(body).includes('read-late') && held++ === 0 ? 400 : 0),
+    });
+    const get = (pk: string) => new GetItemCommand({ TableName: TABLE, Key: { pk: { S: pk } }, ConsistentRead: true });
+    await once.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'read-late' }, v: { N: '1' } } }));
+    const startedMs = performance.now();
+    const late = once.send(get('read-late'));
+    // (the write goes through the proxy at once, while the read's answer is held)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await once.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'read-late' }, v: { N: '2' } } }));
+    const { Item } = await late;
+    assert.ok(performance.now() - startedMs >= 380, `held: answered after ${performance.now() - startedMs} ms`);
+    assert.equal(Item?.v?.N, '1', 'the answer is the read as it was made, before the write');
+    const quick = performance.now();
+    assert.equal((await once.send(get('read-late'))).Item?.v?.N, '2');
+    assert.equal((await once.send(get('read-not'))).Item, undefined);
+    assert.ok(performance.now() - quick < 380);
+  });
+
   it('stop() closes everything at once and drops stalled requests unforwarded', async (t) => {
     const { proxy, once } = await startProxy(t, { rates: { stall: 1 }, stallMs: 60_000 });
     const pending = once.send(put('stall-stopped')).then(() => 'answered', (error: unknown) => error);
