@@ -10,14 +10,15 @@ import { BallastConfigError } from './validation.ts';
 
 /**
  * What the functions' ElastiCache user may do: exactly the commands ballast and ioredis send, on
- * the keys of the cached entities only (`<entity>:{<id>}:v<n>[:tomb]`, see `shared/cache/keys.ts`),
+ * the keys of the cached entities only (`<entity>:{<id>}:v<n>[:tomb|:tickets]`, see `shared/cache/keys.ts`),
  * no pub/sub channel, so a compromised or buggy function can neither FLUSHALL, CONFIG nor read
  * other keys.
  *
  * - `get`, `hmget`: cache-aside reads (`EntityCache.get`).
- * - `evalsha`, `eval`: the fill/invalidate/evict Lua scripts (ioredis falls back to EVAL on
- *   NOSCRIPT); scripts run with the caller's ACL, hence the commands they call:
- *   `get`, `set`, `del`, `exists`, `pttl`, `hget`, `hset`, `pexpire`, `time`.
+ * - `evalsha`, `eval`: the ticket/fill/invalidate/evict Lua scripts (ioredis falls back to EVAL
+ *   on NOSCRIPT); scripts run with the caller's ACL, hence the commands they call:
+ *   `get`, `set`, `del`, `exists`, `pttl`, `hget`, `hset`, `pexpire`, `time`, and for the fill
+ *   tickets `hdel`, `hgetall`.
  * - `ping`: the worker's readiness probe.
  * - `info`: ioredis' ready check on every connection (and cluster node).
  * - `client|setname`: ioredis names its connections (`connectionName`).
@@ -37,6 +38,7 @@ const CACHE_COMMANDS = [
   '-@all',
   '+get', '+hmget', '+evalsha', '+eval',
   '+set', '+del', '+exists', '+pttl', '+hget', '+hset', '+pexpire', '+time',
+  '+hdel', '+hgetall',
   '+scan', '+ping', '+info', '+client|setname', '+cluster|slots', '+cluster|info',
 ];
 

@@ -91,8 +91,8 @@ export function createCacheClient(options: CacheConnectionOptions): CacheClient 
     commandTimeout: merged.commandTimeoutMs,
     maxRetriesPerRequest: 1,
     // A command in flight when the connection dropped fails rather than being sent again on the
-    // next one: that server may have come back empty, and a fill checked against the old one
-    // (see `FILL_REFUSALS.reconnected`) must not land there. Its caller retries or answers from the table.
+    // next one, long after its caller moved on: the caller retries or answers from the table (a
+    // fill replayed on a server that came back empty would meet no ticket and be refused anyway).
     autoResendUnfulfilledCommands: false,
     connectionName: merged.connectionName,
   } satisfies RedisOptions;

@@ -101,14 +101,11 @@ export class EntityCache {
   readonly #scripts: CacheScripts;
   readonly #breaker: CircuitBreaker;
   readonly #flights = new SingleFlight<string, EntityRead>();
-  /** When the connection to Redis last became ready (0 before this cache saw one): see `FILL_REFUSALS.reconnected`. */
-  #connectedSinceMs = 0;
 
   constructor(options: EntityCacheOptions) {
     const merged = withDefaults(defaults, options);
     validate(merged);
     this.#options = merged;
-    merged.redis.on('ready', () => void (this.#connectedSinceMs = merged.nowMs()));
     this.#entities = new Map(merged.entities.map((entity) => [entity.name, entity]));
     this.#scripts = cacheScripts(merged.redis);
     this.#breaker = new CircuitBreaker({
@@ -200,8 +197,7 @@ export class EntityCache {
           scripts: this.#scripts,
           entity,
           readItem: (id) => this.#readTable(entity, id),
-          fill: (id, value, readStartedMs) => this.#fill(entityCacheKeys(entity.name, id, entity.schemaVersion), value, readStartedMs),
-          nowMs: this.#options.nowMs,
+          refill: async (id) => void (await this.#readThrough(entity, id, entityCacheKeys(entity.name, id, entity.schemaVersion))),
         }, options));
       }
       return sumReports(reports);
@@ -228,10 +224,34 @@ export class EntityCache {
     const [version = null, payload = null] = entry;
     const cached = payload === null ? undefined : decodeEntry(entity, payload, version);
     if (cached) return { ...cached, source: READ_SOURCES.hit };
+    return { ...(await this.#readThrough(entity, id, keys)), source: READ_SOURCES.miss };
+  }
+
+  /**
+   * A miss's way to the table: a fill ticket first, then the strongly consistent read, then the
+   * fill, which stores only if the ticket outlived the read. Redis losing data in between (a
+   * restart or failover empty, FLUSHALL, an eviction) loses the ticket with the tombstones, and the
+   * value read may be older than what Redis forgot; an invalidation in between raises the
+   * tickets' floor, which refuses an older value even if its tombstone is evicted.
+   */
+  async #readThrough<T extends CachedValue>(entity: CachedEntity<T>, id: string, keys: EntityCacheKeys): Promise<{ value: T | undefined; writeTrace?: string }> {
     const readStartedMs = this.#options.nowMs();
+    const ticket = await this.#ticket(keys);
     const read = await this.#readTableEntry(entity, id);
-    if (read.value) await this.#fill(keys, read.value, readStartedMs, read.writeTrace);
-    return { ...read, source: READ_SOURCES.miss };
+    if (read.value && ticket !== undefined) await this.#fill(keys, ticket, read.value, readStartedMs, read.writeTrace);
+    return read;
+  }
+
+  /** A fill ticket valid `maxFillDelayMs`; undefined when Redis cannot give one (the read then fills nothing). */
+  async #ticket(keys: EntityCacheKeys): Promise<string | undefined> {
+    try {
+      return await this.#guarded('ticket', () => this.#scripts.ticket(keys, this.#options.maxFillDelayMs));
+    } catch (error) {
+      // An error reply (a user whose ACL lacks the ticket's commands, say) would leave every read a
+      // miss without a word: logged, as a failed read is.
+      if (!(error instanceof CacheUnavailableError)) this.#options.observability.logger.error('cache ticket failed', { key: keys.tickets, error: error as Error });
+      return undefined;
+    }
   }
 
   /** The entry's tombstone version (0 when there is none, or Redis cannot say: the flight's answer stands). */
@@ -243,8 +263,8 @@ export class EntityCache {
     }
   }
 
-  /** Fills the entry unless the read is too old; never throws (a failed fill only costs a later miss). */
-  async #fill(keys: EntityCacheKeys, value: CachedValue, readStartedMs: number, writeTrace?: string): Promise<boolean> {
+  /** Fills the entry with its ticket unless the read is too old; never throws (a failed fill only costs a later miss). */
+  async #fill(keys: EntityCacheKeys, ticket: string, value: CachedValue, readStartedMs: number, writeTrace?: string): Promise<boolean> {
     const { observability, nowMs, ttlMs, ttlJitterRatio, random, maxFillDelayMs } = this.#options;
     if (nowMs() - readStartedMs > maxFillDelayMs) {
       countByReason(observability, CACHE_METRICS.fillsRefused, FILL_REFUSALS.tooSlow);
@@ -252,12 +272,8 @@ export class EntityCache {
     }
     try {
       const ttl = jitteredTtlMs(ttlMs, ttlJitterRatio, random);
-      // The deadline travels with the command: Redis refuses it if it arrives too late, however late.
-      // Checked once connected: a Redis that came back empty since the read lost the tombstones
-      // that would refuse its value (the connection it would fill through is newer than the read).
-      const outcome = await this.#guarded('fill', async () => (readStartedMs < this.#connectedSinceMs
-        ? FILL_REFUSALS.reconnected
-        : this.#scripts.fill(keys, value.version, encodeValue(value, writeTrace), ttl, readStartedMs + maxFillDelayMs)));
+      // The ticket's deadline is on Redis's clock: a fill that arrives too late is refused, however late.
+      const outcome = await this.#guarded('fill', () => this.#scripts.fill(keys, ticket, value.version, encodeValue(value, writeTrace), ttl));
       if (outcome !== FILL_OUTCOMES.stored) countByReason(observability, CACHE_METRICS.fillsRefused, outcome);
       return outcome === FILL_OUTCOMES.stored;
     } catch (error) {

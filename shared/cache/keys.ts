@@ -11,12 +11,14 @@ export const CACHE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 export const CACHE_ID_RULE =
   "an id is 1-128 characters of letters, digits, '-', '_' or '.', starting with a letter or digit (e.g. 'w-42')";
 
-/** The two keys of one cached item; both carry the `{<id>}` hash tag, so they share a cluster slot. */
+/** The keys of one cached item; all carry the `{<id>}` hash tag, so they share a cluster slot. */
 export interface EntityCacheKeys {
   /** Hash with the entry: `<entity>:{<id>}:v<schema>`. */
   readonly value: string;
   /** Highest invalidated item version: `<entity>:{<id>}:v<schema>:tomb`. */
   readonly tombstone: string;
+  /** Fill tickets of the reads in flight (token → deadline): `<entity>:{<id>}:v<schema>:tickets`. */
+  readonly tickets: string;
 }
 
 /** True when `id` can name a cache entry (see {@link CACHE_ID_PATTERN}). */
@@ -25,7 +27,7 @@ export function isCacheableId(id: string): boolean {
 }
 
 /**
- * The value and tombstone keys of an item's cache entry for one schema version. Fails closed: an
+ * The value, tombstone and ticket keys of an item's cache entry for one schema version. Fails closed: an
  * id that cannot form a safe key throws rather than producing a key that collides or spans slots.
  *
  * @param entity - the entity's name, e.g. `'widget'` (its items are `pk = widget#<id>`)
@@ -33,7 +35,7 @@ export function isCacheableId(id: string): boolean {
  * @throws InvalidCacheIdError when the id breaks {@link CACHE_ID_PATTERN}
  * @example
  * import { entityCacheKeys } from '../shared/cache/index.ts';
- * entityCacheKeys('widget', 'w-42', 1); // { value: 'widget:{w-42}:v1', tombstone: 'widget:{w-42}:v1:tomb' }
+ * entityCacheKeys('widget', 'w-42', 1); // { value: 'widget:{w-42}:v1', tombstone: 'widget:{w-42}:v1:tomb', tickets: 'widget:{w-42}:v1:tickets' }
  */
 export function entityCacheKeys(entity: string, id: string, schemaVersion: number): EntityCacheKeys {
   if (!isCacheableId(id)) {
@@ -41,12 +43,12 @@ export function entityCacheKeys(entity: string, id: string, schemaVersion: numbe
   }
   assertSchemaVersion(schemaVersion);
   const value = `${entity}:{${id}}:v${schemaVersion}`;
-  return { value, tombstone: `${value}:tomb` };
+  return { value, tombstone: `${value}:tomb`, tickets: `${value}:tickets` };
 }
 
 /**
- * SCAN `MATCH` pattern of every value key of one entity and schema version (tombstones excluded:
- * the pattern must match the whole key, and tombstones end in `:tomb`).
+ * SCAN `MATCH` pattern of every value key of one entity and schema version (tombstones and
+ * tickets excluded: the pattern must match the whole key, and theirs end in `:tomb`, `:tickets`).
  */
 export function valueKeyPattern(entity: string, schemaVersion: number): string {
   assertSchemaVersion(schemaVersion);

@@ -10,7 +10,7 @@ export const CACHE_METRICS = {
   misses: 'CacheMisses',
   /** A read answered from the table without the cache: breaker open or Redis failed. */
   fallbacks: 'CacheFallbacks',
-  /** A fill that did not store, by reason: stale-value, stale-tombstone or too-slow. */
+  /** A fill that did not store, by reason: stale-value, stale-tombstone, ticket-gone or too-slow. */
   fillsRefused: 'CacheFillsRefused',
   /** A tombstone written (per item change applied). */
   invalidations: 'CacheInvalidations',
@@ -33,13 +33,11 @@ export const CACHE_METRICS = {
   breakerTransitions: 'CacheBreakerTransitions',
 } as const;
 
-/** Reasons on `CacheFillsRefused` besides the Lua script's own (stale-value, stale-tombstone). */
+/** Reasons on `CacheFillsRefused` besides the Lua script's own (`FILL_OUTCOMES`). */
 export const FILL_REFUSALS = {
-  /** The table read is older than `maxFillDelayMs`: a tombstone written after it may have expired. */
-  tooSlow: 'too-slow',
   /**
-   * The table read started before the connection the fill would go through was made: Redis may
-   * have restarted or failed over empty since, and the tombstone that would refuse the value with it.
+   * The table read is older than `maxFillDelayMs` by the reader's clock: its ticket has expired,
+   * so the fill is not even sent (the script would refuse it as `too-slow`).
    */
-  reconnected: 'reconnected',
+  tooSlow: 'too-slow',
 } as const;

@@ -12,7 +12,8 @@ export interface ReconcileOptions {
   readonly sample?: number;
   /**
    * Repair what differs: the stale entry is deleted (only if it is still the one inspected, so a
-   * fresh fill is never lost) and refilled from the table through the normal versioned fill.
+   * fresh fill is never lost) and refilled from the table as a read's miss would (a ticket, a
+   * table read, the versioned fill).
    * @default false
    */
   readonly repair?: boolean;
@@ -49,9 +50,8 @@ export interface ReconcileDependencies {
   readonly entity: CachedEntity;
   /** A strongly consistent read of the item from the table, projected to its cached value. */
   readonly readItem: (id: string) => Promise<CachedValue | undefined>;
-  /** Refills an item's entry with its table value, read at `readStartedMs`. */
-  readonly fill: (id: string, value: CachedValue, readStartedMs: number) => Promise<boolean>;
-  readonly nowMs: () => number;
+  /** Refills an item's entry as a read's miss would: a ticket, a table read, the fill. */
+  readonly refill: (id: string) => Promise<void>;
 }
 
 /**
@@ -73,11 +73,10 @@ export async function reconcileEntity(deps: ReconcileDependencies, options: Reco
     const [version = null, payload = null] = await deps.redis.hmget(key, 'version', 'payload');
     if (version === null && payload === null) continue; // expired or evicted since the scan
     sampled += 1;
-    const readStartedMs = deps.nowMs();
     const item = await deps.readItem(id);
     const cached = payload === null ? undefined : decodeValue(entity, payload, version);
     if (item && cached && canonicalJson(item) === canonicalJson(cached)) continue;
-    const repaired = options.repair === true && (await repair(deps, { id, key, version }, item, readStartedMs));
+    const repaired = options.repair === true && (await repair(deps, { id, key, version }, item !== undefined));
     details.push({
       entity: entity.name,
       id,
@@ -100,14 +99,9 @@ export function reconcileReport(sampled: number, details: readonly ReconcileMism
   };
 }
 
-async function repair(
-  deps: ReconcileDependencies,
-  entry: { id: string; key: string; version: string | null },
-  item: CachedValue | undefined,
-  readStartedMs: number,
-): Promise<boolean> {
+async function repair(deps: ReconcileDependencies, entry: { id: string; key: string; version: string | null }, itemExists: boolean): Promise<boolean> {
   const evicted = await deps.scripts.evictIfVersion(entry.key, entry.version ?? undefined);
-  if (item) await deps.fill(entry.id, item, readStartedMs);
+  if (itemExists) await deps.refill(entry.id);
   return evicted;
 }
 

@@ -1,16 +1,22 @@
+import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { EntityCacheKeys } from './keys.ts';
 
 /** A standalone or cluster connection: everything in `shared/cache` works with both. */
 export type CacheClient = Redis | Cluster;
 
+/** The field of an item's tickets hash that holds the highest version invalidated while they were out (tokens are UUIDs). */
+const TICKETS_FLOOR = 'floor';
+
 /**
- * invalidate(KEYS = value₁, tomb₁[, value₂, tomb₂ …]; ARGV = version, tombstoneTtlMs)
+ * invalidate(KEYS = value₁, tomb₁, tickets₁[, value₂, tomb₂, tickets₂ …]; ARGV = version, tombstoneTtlMs)
  *
- * For each (value, tombstone) pair — several schema versions of one item, all in one slot:
+ * For each (value, tombstone, tickets) triple — several schema versions of one item, all in one slot:
  * the tombstone becomes max(existing, version) and lives at least `tombstoneTtlMs` more; the value
- * is deleted when its version is below the tombstone (or it has no readable version). Applying it
- * twice, or an older one after a newer one, leaves the same state: idempotent, order-independent.
+ * is deleted when its version is below the tombstone (or it has no readable version); while reads
+ * are in flight (their fill tickets exist), the tickets' floor becomes max(existing, version) too,
+ * so their fills meet this invalidation even if the tombstone is evicted. Applying it twice, or an
+ * older one after a newer one, leaves the same state: idempotent, order-independent.
  * The tombstone keeps the caller's decimal string (Lua would print big numbers as 1e+15).
  * Returns { tombstone version of the first pair, values deleted }.
  */
@@ -18,8 +24,12 @@ const INVALIDATE_LUA = `
 local version = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
 local firstTomb, deleted = nil, 0
-for i = 1, #KEYS, 2 do
-  local valueKey, tombKey = KEYS[i], KEYS[i + 1]
+for i = 1, #KEYS, 3 do
+  local valueKey, tombKey, ticketsKey = KEYS[i], KEYS[i + 1], KEYS[i + 2]
+  if redis.call('EXISTS', ticketsKey) == 1 then
+    local floor = tonumber(redis.call('HGET', ticketsKey, '${TICKETS_FLOOR}'))
+    if floor == nil or floor < version then redis.call('HSET', ticketsKey, '${TICKETS_FLOOR}', ARGV[1]) end
+  end
   local existing = redis.call('GET', tombKey)
   local tombText = ARGV[1]
   if existing and tonumber(existing) and tonumber(existing) > version then tombText = existing end
@@ -35,21 +45,55 @@ end
 return {firstTomb, deleted}
 `;
 
-/**
- * fill(KEYS = value, tomb; ARGV = version, payload, ttlMs)
- *
- * Stores { version, payload } with a TTL only when the version is at least the tombstone's (an
- * invalidation of this version or a newer one has not been seen) and strictly newer than the
- * stored value's (an equal one is already there). Returns {1, 'stored'} or {0, reason}.
- */
-const FILL_LUA = `
-if ARGV[4] and ARGV[4] ~= '' then
-  local now = redis.call('TIME')
-  if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) > tonumber(ARGV[4]) then return {0, 'too-slow'} end
+/** Redis's own clock in epoch ms: deadlines are taken and checked on one clock, whoever's the caller. */
+const NOW_LUA = `
+local function nowMs()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
+`;
+
+/**
+ * ticket(KEYS = tickets; ARGV = token, validForMs)
+ *
+ * Taken by a read that missed, before it reads the table: the token, valid `validForMs` by
+ * Redis's clock, joins the item's tickets, a hash of token → deadline beside the floor the
+ * invalidations raise (expired tokens are dropped on the way; the key lives as long as its
+ * longest-lived ticket). Its fill stores only if the ticket is still there: Redis losing the key
+ * (restarted or failed over empty, FLUSHALL, evicted) loses the ticket and the floor with it,
+ * whatever else was lost, tombstones included.
+ */
+const TICKET_LUA = `${NOW_LUA}
+local now = nowMs()
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  if fields[i] ~= '${TICKETS_FLOOR}' and tonumber(fields[i + 1]) < now then redis.call('HDEL', KEYS[1], fields[i]) end
+end
+local validFor = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[1], now + validFor)
+if redis.call('PTTL', KEYS[1]) < validFor then redis.call('PEXPIRE', KEYS[1], validFor) end
+return 1
+`;
+
+/**
+ * fill(KEYS = value, tomb, tickets; ARGV = version, payload, ttlMs, token)
+ *
+ * Spends the ticket `token`, then stores { version, payload } with a TTL only when the version is
+ * at least the tombstone's and the tickets' floor (no invalidation of a newer version has been
+ * seen, even one whose tombstone is gone), the ticket was still there (nothing lost since the read
+ * began) and within its deadline, and the version is strictly newer than the stored value's (an
+ * equal one is already there). Returns {1, 'stored'} or {0, reason}.
+ */
+const FILL_LUA = `${NOW_LUA}
+local deadline = tonumber(redis.call('HGET', KEYS[3], ARGV[4]))
+if deadline then redis.call('HDEL', KEYS[3], ARGV[4]) end
 local version = tonumber(ARGV[1])
 local tomb = tonumber(redis.call('GET', KEYS[2]))
 if tomb and version < tomb then return {0, 'stale-tombstone'} end
+if not deadline then return {0, 'ticket-gone'} end
+local floor = tonumber(redis.call('HGET', KEYS[3], '${TICKETS_FLOOR}'))
+if floor and version < floor then return {0, 'stale-tombstone'} end
+if nowMs() > deadline then return {0, 'too-slow'} end
 local cached = tonumber(redis.call('HGET', KEYS[1], 'version'))
 if cached and version <= cached then return {0, 'stale-value'} end
 redis.call('DEL', KEYS[1])
@@ -75,12 +119,19 @@ export const FILL_OUTCOMES = {
   stored: 'stored',
   /** The stored value is as new or newer. */
   staleValue: 'stale-value',
-  /** An invalidation of this version or a newer one was applied (the value was read before a commit). */
+  /**
+   * An invalidation of a newer version was applied (the value was read before a commit): the
+   * tombstone says so, or the tickets' floor does where the tombstone was evicted.
+   */
   staleTombstone: 'stale-tombstone',
   /**
-   * The fill reached Redis after its deadline (checked against Redis's own clock): a tombstone
-   * written after its table read may already have expired, so it must not store. This also covers
-   * a command delayed in the network long after the client gave up on it.
+   * The read's ticket was gone: Redis lost it (restarted or failed over empty, FLUSHALL, eviction)
+   * and with it, perhaps, the tombstone that would have refused this value.
+   */
+  ticketGone: 'ticket-gone',
+  /**
+   * The fill reached Redis after its ticket's deadline (by Redis's own clock): a command delayed
+   * in the network long after the client gave up on it must not store.
    */
   tooSlow: 'too-slow',
 } as const;
@@ -88,10 +139,12 @@ export type FillOutcome = (typeof FILL_OUTCOMES)[keyof typeof FILL_OUTCOMES];
 
 /** Typed wrappers over the cache's Lua scripts (EVALSHA, with ioredis falling back to EVAL on NOSCRIPT). */
 export interface CacheScripts {
-  /** See `INVALIDATE_LUA`: every pair in `keys` must belong to one item (one slot). */
+  /** See `INVALIDATE_LUA`: every entry of `keys` must belong to one item (one slot). */
   invalidate(keys: readonly EntityCacheKeys[], version: number, tombstoneTtlMs: number): Promise<{ tombstoneVersion: number; deleted: number }>;
-  /** See `FILL_LUA`. */
-  fill(keys: EntityCacheKeys, version: number, payload: string, ttlMs: number, deadlineEpochMs?: number): Promise<FillOutcome>;
+  /** See `TICKET_LUA`: resolves with the ticket's token, for the fill. */
+  ticket(keys: EntityCacheKeys, validForMs: number): Promise<string>;
+  /** See `FILL_LUA`: `ticket` is what {@link CacheScripts.ticket} gave before the value was read. */
+  fill(keys: EntityCacheKeys, ticket: string, version: number, payload: string, ttlMs: number): Promise<FillOutcome>;
   /** See `EVICT_IF_VERSION_LUA`. */
   evictIfVersion(valueKey: string, expectedVersion: string | undefined): Promise<boolean>;
 }
@@ -99,6 +152,7 @@ export interface CacheScripts {
 type ScriptReply = [number | string, number | string];
 interface ScriptCommands {
   ballastCacheInvalidate(numberOfKeys: number, ...args: (string | number)[]): Promise<ScriptReply>;
+  ballastCacheTicket(...args: (string | number)[]): Promise<number>;
   ballastCacheFill(...args: (string | number)[]): Promise<ScriptReply>;
   ballastCacheEvictIfVersion(...args: (string | number)[]): Promise<number>;
 }
@@ -114,22 +168,26 @@ interface ScriptCommands {
  */
 export function cacheScripts(client: CacheClient): CacheScripts {
   client.defineCommand('ballastCacheInvalidate', { lua: INVALIDATE_LUA });
-  client.defineCommand('ballastCacheFill', { lua: FILL_LUA, numberOfKeys: 2 });
+  client.defineCommand('ballastCacheTicket', { lua: TICKET_LUA, numberOfKeys: 1 });
+  client.defineCommand('ballastCacheFill', { lua: FILL_LUA, numberOfKeys: 3 });
   client.defineCommand('ballastCacheEvictIfVersion', { lua: EVICT_IF_VERSION_LUA, numberOfKeys: 1 });
   const commands = client as unknown as ScriptCommands;
   return {
     async invalidate(keys, version, tombstoneTtlMs) {
       assertVersion(version);
-      if (keys.length === 0) throw new RangeError('invalidate: at least one key pair is required');
-      const flat = keys.flatMap((pair) => [pair.value, pair.tombstone]);
+      if (keys.length === 0) throw new RangeError('invalidate: the keys of at least one schema version are required');
+      const flat = keys.flatMap((item) => [item.value, item.tombstone, item.tickets]);
       const [tombstone, deleted] = await commands.ballastCacheInvalidate(flat.length, ...flat, String(version), Math.ceil(tombstoneTtlMs));
       return { tombstoneVersion: Number(tombstone), deleted: Number(deleted) };
     },
-    async fill(keys, version, payload, ttlMs, deadlineEpochMs) {
+    async ticket(keys, validForMs) {
+      const token = randomUUID();
+      await commands.ballastCacheTicket(keys.tickets, token, Math.ceil(validForMs));
+      return token;
+    },
+    async fill(keys, ticket, version, payload, ttlMs) {
       assertVersion(version);
-      const [, outcome] = await commands.ballastCacheFill(
-        keys.value, keys.tombstone, String(version), payload, Math.ceil(ttlMs), deadlineEpochMs === undefined ? '' : String(Math.floor(deadlineEpochMs)),
-      );
+      const [, outcome] = await commands.ballastCacheFill(keys.value, keys.tombstone, keys.tickets, String(version), payload, Math.ceil(ttlMs), ticket);
       return String(outcome) as FillOutcome;
     },
     async evictIfVersion(valueKey, expectedVersion) {

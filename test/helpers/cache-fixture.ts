@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  EntityCache, cacheScripts, connectCacheClient, createCacheClient, type EntityCacheOptions, type CachedEntity, type CacheClient, type CacheConnectionOptions,
+  EntityCache, cacheScripts, connectCacheClient, createCacheClient, type EntityCacheOptions, type CachedEntity, type CacheClient, type CacheConnectionOptions, type EntityCacheKeys,
 } from '../../shared/cache/index.ts';
 import { accountEntity, accountKey, type Account } from '../../workloads/accounts/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
@@ -111,6 +111,11 @@ export function useCacheFixture() {
     /** Raw script access, to plant entries as a slow or lost reader would have left them. */
     async scripts(redis?: CacheClient) {
       return cacheScripts(redis ?? (await fixture.redis()));
+    },
+    /** Fills an entry as a reader would (a ticket, then the fill), with no table read between: what a late or lost reader leaves behind. */
+    async plant(keys: EntityCacheKeys, version: number, payload: string, redis?: CacheClient) {
+      const scripts = cacheScripts(redis ?? (await fixture.redis()));
+      return scripts.fill(keys, await scripts.ticket(keys, 60_000), version, payload, 60_000);
     },
     streamReader() {
       return streamEventReader(local.dynamodb, local.streams, stateTable);

@@ -26,7 +26,7 @@ describe('cache in cluster mode', () => {
     // two value/tombstone pairs in one script call: legal only because the hash tag pins one slot
     assert.deepEqual(await invalidate(await stream.next({ minRecords: 2 })), { batchItemFailures: [] });
     assert.equal(await redis.get(entityCacheKeys('account', 'acc-cluster', 2).tombstone), '2');
-    assert.equal(await (f.scripts(redis).then((scripts) => scripts.fill(entityCacheKeys('account', 'acc-cluster', 1), 1, '{}', 60_000))), FILL_OUTCOMES.staleTombstone);
+    assert.equal(await f.plant(entityCacheKeys('account', 'acc-cluster', 1), 1, '{}', redis), FILL_OUTCOMES.staleTombstone);
     const read = await cache.get(accountEntity, 'acc-cluster');
     assert.deepEqual([read.source, read.value?.balance], ['miss', 7]);
     const report = await cache.reconcile({ sample: 10 });

@@ -99,7 +99,8 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     const redis = await f.redis();
     const scripts = await f.scripts(redis);
     const keys = entityCacheKeys('account', 'acc-lua', 1);
-    assert.equal(await scripts.fill(keys, 2, '{"v":2}', 60_000), FILL_OUTCOMES.stored);
+    const fill = async (version: number) => scripts.fill(keys, await scripts.ticket(keys, 60_000), version, `{"v":${version}}`, 60_000);
+    assert.equal(await fill(2), FILL_OUTCOMES.stored);
     // the newest invalidation first, then a replay of it, then older ones
     for (const version of [3, 3, 1, 2]) assert.equal((await scripts.invalidate([keys], version, 30_000)).tombstoneVersion, 3);
     assert.equal(await redis.get(keys.tombstone), '3');
@@ -107,16 +108,50 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     const ttl = await redis.pttl(keys.tombstone);
     assert.ok(ttl > 25_000 && ttl <= 30_000, `tombstone TTL ${ttl}`);
     // fills are judged against the tombstone and the stored value
-    assert.equal(await scripts.fill(keys, 2, '{"v":2}', 60_000), FILL_OUTCOMES.staleTombstone);
-    assert.equal(await scripts.fill(keys, 3, '{"v":3}', 60_000), FILL_OUTCOMES.stored);
-    assert.equal(await scripts.fill(keys, 3, '{"v":3}', 60_000), FILL_OUTCOMES.staleValue);
-    // a fill that reaches Redis after its deadline (by Redis's own clock) never stores, however new
-    assert.equal(await scripts.fill(keys, 9, '{"v":9}', 60_000, Date.now() - 1), FILL_OUTCOMES.tooSlow);
+    assert.equal(await fill(2), FILL_OUTCOMES.staleTombstone);
+    assert.equal(await fill(3), FILL_OUTCOMES.stored);
+    assert.equal(await fill(3), FILL_OUTCOMES.staleValue);
     // replaying invalidations up to the cached version keeps the (current) value
     for (const version of [3, 2, 1]) assert.equal((await scripts.invalidate([keys], version, 30_000)).deleted, 0);
     assert.deepEqual(await redis.hmget(keys.value, 'version', 'payload'), ['3', '{"v":3}']);
     const valueTtl = await redis.pttl(keys.value);
     assert.ok(valueTtl > 50_000 && valueTtl <= 60_000, `value TTL ${valueTtl}`);
+  });
+
+  it('Lua: a fill stores only with its ticket, spent once, within its deadline by Redis\'s clock, and not older than an invalidation since', async () => {
+    const redis = await f.redis();
+    const scripts = await f.scripts(redis);
+    const keys = entityCacheKeys('account', 'acc-ticket', 1);
+    // no ticket, or one already spent
+    assert.equal(await scripts.fill(keys, 'never-taken', 1, '{"v":1}', 60_000), FILL_OUTCOMES.ticketGone);
+    const spent = await scripts.ticket(keys, 60_000);
+    assert.equal(await scripts.fill(keys, spent, 1, '{"v":1}', 60_000), FILL_OUTCOMES.stored);
+    assert.equal(await scripts.fill(keys, spent, 2, '{"v":2}', 60_000), FILL_OUTCOMES.ticketGone);
+    // readers in flight side by side each hold their own ticket; an invalidation while they are out
+    // raises their floor, which refuses an older value even once the tombstone is gone (evicted)
+    const [first, second, third] = [await scripts.ticket(keys, 60_000), await scripts.ticket(keys, 60_000), await scripts.ticket(keys, 60_000)];
+    assert.equal(await scripts.fill(keys, first, 2, '{"v":2}', 60_000), FILL_OUTCOMES.stored);
+    await scripts.invalidate([keys], 4, 30_000);
+    assert.equal(await redis.del(keys.tombstone), 1);
+    assert.equal(await scripts.fill(keys, second, 3, '{"v":3}', 60_000), FILL_OUTCOMES.staleTombstone);
+    // (a read that saw the invalidated version itself fills)
+    assert.equal(await scripts.fill(keys, third, 4, '{"v":4}', 60_000), FILL_OUTCOMES.stored);
+    // and a ticket lost with the key (FLUSHALL, a restart empty) is refused, whatever the version
+    const lost = await scripts.ticket(keys, 60_000);
+    assert.equal(await redis.del(keys.tickets), 1);
+    assert.equal(await scripts.fill(keys, lost, 9, '{"v":9}', 60_000), FILL_OUTCOMES.ticketGone);
+    // past its deadline (Redis's clock), a ticket is refused however new the value, and dropped by the next ticket
+    const late = await scripts.ticket(keys, 30);
+    const kept = await scripts.ticket(keys, 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.equal(await scripts.fill(keys, late, 9, '{"v":9}', 60_000), FILL_OUTCOMES.tooSlow);
+    const expired = await scripts.ticket(keys, 30);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await scripts.ticket(keys, 60_000);
+    assert.equal(await redis.hget(keys.tickets, expired), null, 'expired tickets are dropped as new ones are taken');
+    assert.equal(await scripts.fill(keys, kept, 10, '{"v":10}', 60_000), FILL_OUTCOMES.stored);
+    const ttl = await redis.pttl(keys.tickets);
+    assert.ok(ttl > 55_000 && ttl <= 60_000, `the tickets' key lives as long as its newest ticket: ${ttl}`);
   });
 
   it('stream records replayed and reordered through the invalidator converge to the newest version', async () => {
@@ -152,7 +187,7 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     assert.equal(metricTotal(output, CACHE_METRICS.invalidations), 3);
     assert.ok(metricTotal(output, CACHE_METRICS.invalidationLagMs) >= 0);
     const keys = entityCacheKeys('account', 'acc-gone', 1);
-    assert.equal(await (await f.scripts()).fill(keys, 2, '{}', 60_000), FILL_OUTCOMES.staleTombstone);
+    assert.equal(await f.plant(keys, 2, '{}'), FILL_OUTCOMES.staleTombstone);
     const read = await cache.get(accountEntity, 'acc-gone');
     assert.deepEqual([read.source, read.value], ['miss', undefined]);
   });

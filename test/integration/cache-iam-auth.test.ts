@@ -90,7 +90,7 @@ describe('cache auth with expiring credentials (ElastiCache IAM auth on real red
       await f.changeAccount('acc-iam', 4);
       assert.deepEqual(await f.invalidator(cache)(await stream.next({ minRecords: 2 })), { batchItemFailures: [] });
       const scripts = await f.scripts(redis);
-      assert.equal(await scripts.fill(entityCacheKeys('account', 'acc-iam', 1), 1, '{}', 60_000), FILL_OUTCOMES.staleTombstone);
+      assert.equal(await f.plant(entityCacheKeys('account', 'acc-iam', 1), 1, '{}', redis), FILL_OUTCOMES.staleTombstone);
       assert.equal(await scripts.evictIfVersion(entityCacheKeys('account', 'acc-iam', 1).value, '1'), false);
       assert.deepEqual([(await cache.get(accountEntity, 'acc-iam')).source, (await cache.get(accountEntity, 'acc-iam')).value?.balance], ['miss', 7]);
       // AND the invalidation repair's full reconcile (SCAN over every node) runs as that user

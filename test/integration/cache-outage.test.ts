@@ -2,10 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { startRedis } from '../../local/engines/index.ts';
+import { startRedis, type Engine } from '../../local/engines/index.ts';
 import { startTcpFaultProxy } from '../../local/faults/tcp-proxy.ts';
 import { createLambdaContext } from '../../local/lambda/context.ts';
-import { entityCacheKeys, CACHE_METRICS, encodeValue, FILL_OUTCOMES, FILL_REFUSALS } from '../../shared/cache/index.ts';
+import { connectCacheClient, entityCacheKeys, CACHE_METRICS, encodeValue, FILL_OUTCOMES, FILL_REFUSALS, type EntityCacheKeys } from '../../shared/cache/index.ts';
 import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { useCacheFixture, waitFor } from '../helpers/cache-fixture.ts';
 import { accountEntity, toCachedAccount } from '../../workloads/accounts/index.ts';
@@ -80,8 +80,7 @@ describe('cache: Redis outages', () => {
     const restarted = await startRedis({ port: f.local.engines.redis.port });
     try {
       // a fill of v1 that lands after recovery, before the stream's retry: what a lost invalidation leaves behind
-      const scripts = await f.scripts();
-      assert.equal(await scripts.fill(entityCacheKeys('account', 'acc-out-1', 1), 1, encodeValue(v1), 60_000), FILL_OUTCOMES.stored);
+      assert.equal(await f.plant(entityCacheKeys('account', 'acc-out-1', 1), 1, encodeValue(v1)), FILL_OUTCOMES.stored);
       // THEN the stream's retries apply as soon as the connection is back, whatever state a
       // breaker is in (the invalidator's would stay open for a minute)
       await waitFor('a replayed invalidation to apply', async () => (await invalidate(event)).batchItemFailures.length === 0);
@@ -99,9 +98,13 @@ describe('cache: Redis outages', () => {
     }
   });
 
-  it('Redis restarted empty while a reader held a table read older than a commit: its fill is refused, not stored over the lost tombstone', async () => {
-    // GIVEN account v1 on a Redis of its own, its INSERT invalidated, and a reader whose table read
-    // (of v1) is served but not yet returned
+  /**
+   * Account v1 on a Redis of its own, its INSERT invalidated; a reader whose table read (of v1) is
+   * served but not yet returned; v2 commits and its invalidation runs (the tombstone that refuses
+   * v1); then `lose` makes Redis forget, and only then does the reader's fill arrive.
+   * Resolves with what the slow reader answered, the three reads after it, and the metrics output.
+   */
+  async function lateFillAfter(id: string, lose: (redis: { server: Engine; url: string; keys: EntityCacheKeys }) => Promise<Engine>) {
     let server = await startRedis();
     try {
       const url = `redis://127.0.0.1:${server.port}`;
@@ -110,37 +113,67 @@ describe('cache: Redis outages', () => {
       const readerRedis = f.client({ url });
       const reader = f.cache({ redis: readerRedis, documents: table.documents });
       const invalidate = f.invalidator(f.cache({ redis: f.client({ url }) }));
-      await f.createAccount('acc-restart', 10);
+      await f.createAccount(id, 10);
       assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
       const release = table.holdResponses();
-      const slowRead = reader.get(accountEntity, 'acc-restart');
+      const slowRead = reader.get(accountEntity, id);
       await waitFor('the reader to read the table', () => table.answered() === 1);
-      // WHEN v2 commits and its invalidation runs (the tombstone that refuses v1), then Redis
-      // restarts empty, tombstone and all, and only then does the reader's fill arrive
-      await f.changeAccount('acc-restart', 5);
+      await f.changeAccount(id, 5);
       assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
-      const port = server.port;
-      await server.stop();
-      server = await startRedis({ port });
-      await waitFor("the reader's connection to come back", async () => (await readerRedis.ping().catch(() => '')) === 'PONG', 10_000);
+      server = await lose({ server, url, keys: entityCacheKeys(accountEntity.name, id, accountEntity.schemaVersion) });
+      await waitFor("the reader's connection to answer", async () => (await readerRedis.ping().catch(() => '')) === 'PONG', 10_000);
       release();
       const { value: late, output } = await captureOutput(async () => {
         const read = await slowRead;
         f.observability.metrics.publishStoredMetrics();
         return read;
       });
-      // THEN the reader answers what it read, and every later read answers v2 (a miss, then hits),
-      // none the v1 a stored fill would have kept until its TTL
-      assert.equal(late.value?.version, 1);
       const later = [];
-      for (let i = 0; i < 3; i += 1) later.push(pick(await reader.get(accountEntity, 'acc-restart')));
-      assert.deepEqual(later, [['miss', 2], ['hit', 2], ['hit', 2]]);
-      // AND the fill was refused because it read before the connection it would fill through was
-      // made, so before whatever Redis lost
-      assert.equal(metricTotal(output, CACHE_METRICS.fillsRefused, { reason: FILL_REFUSALS.reconnected }), 1);
+      for (let i = 0; i < 3; i += 1) later.push(pick(await reader.get(accountEntity, id)));
+      return { late, later, output };
     } finally {
       await server.stop();
     }
+  }
+
+  // In each case the reader answers what it read, and every later read answers v2 (a miss, then
+  // hits), none the v1 a stored fill would have kept until its TTL: the fill was refused because
+  // its ticket, taken before the table read, was gone with whatever Redis lost, or (the tombstone
+  // alone evicted) because the invalidation had raised the floor of the tickets out.
+  it('Redis restarted empty while a reader held a table read older than a commit: its fill is refused, not stored over the lost tombstone', async () => {
+    const { late, later, output } = await lateFillAfter('acc-restart', async ({ server }) => {
+      const port = server.port;
+      await server.stop();
+      return startRedis({ port });
+    });
+    assert.equal(late.value?.version, 1);
+    assert.deepEqual(later, [['miss', 2], ['hit', 2], ['hit', 2]]);
+    assert.equal(metricTotal(output, CACHE_METRICS.fillsRefused, { reason: FILL_OUTCOMES.ticketGone }), 1);
+  });
+
+  it('FLUSHALL while a reader held a table read older than a commit (the connection stays up): its fill is refused', async () => {
+    const { late, later, output } = await lateFillAfter('acc-flushed', async ({ server, url }) => {
+      const admin = f.client({ url });
+      await connectCacheClient(admin);
+      assert.equal(await admin.flushall(), 'OK');
+      return server;
+    });
+    assert.equal(late.value?.version, 1);
+    assert.deepEqual(later, [['miss', 2], ['hit', 2], ['hit', 2]]);
+    assert.equal(metricTotal(output, CACHE_METRICS.fillsRefused, { reason: FILL_OUTCOMES.ticketGone }), 1);
+  });
+
+  it("the item's tombstone evicted (memory pressure) while a reader held a table read older than a commit: its fill is refused", async () => {
+    const { late, later, output } = await lateFillAfter('acc-evicted', async ({ server, url, keys }) => {
+      // (what maxmemory-policy volatile-lru does to a tombstone, which carries a TTL)
+      const admin = f.client({ url });
+      await connectCacheClient(admin);
+      assert.equal(await admin.del(keys.tombstone), 1);
+      return server;
+    });
+    assert.equal(late.value?.version, 1);
+    assert.deepEqual(later, [['miss', 2], ['hit', 2], ['hit', 2]]);
+    assert.equal(metricTotal(output, CACHE_METRICS.fillsRefused, { reason: FILL_OUTCOMES.staleTombstone }), 1);
   });
 
   it('Redis unreachable for 20 s while its data survives: every invalidation of the commits made meanwhile lands, and no later read returns an older version', async () => {

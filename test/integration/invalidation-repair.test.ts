@@ -65,9 +65,8 @@ describe('invalidation repair: the invalidator\'s on-failure queue, drained', ()
     await stream.next({ minRecords: ids.length });
     for (const id of ids) await f.changeAccount(id, 5);
     const { Records } = await stream.next({ minRecords: ids.length });
-    const scripts = await f.scripts();
     for (const account of v1) {
-      assert.equal(await scripts.fill(entityCacheKeys('account', account.accountId, 1), 1, encodeValue(account), 60_000), FILL_OUTCOMES.stored);
+      assert.equal(await f.plant(entityCacheKeys('account', account.accountId, 1), 1, encodeValue(account)), FILL_OUTCOMES.stored);
     }
     return Records;
   }

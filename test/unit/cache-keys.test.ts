@@ -19,11 +19,12 @@ const order = defineEntity({
 });
 
 describe('cache keys', () => {
-  it('carry the entity, a hash tag with the id and the schema version; the tombstone shares the tag', () => {
+  it('carry the entity, a hash tag with the id and the schema version; the tombstone and the tickets share the tag', () => {
     const keys = entityCacheKeys('account', 'acc-42', 1);
-    assert.deepEqual(keys, { value: 'account:{acc-42}:v1', tombstone: 'account:{acc-42}:v1:tomb' }, 'the format entries of earlier releases use');
+    assert.deepEqual(keys, { value: 'account:{acc-42}:v1', tombstone: 'account:{acc-42}:v1:tomb', tickets: 'account:{acc-42}:v1:tickets' }, 'the format entries of earlier releases use');
     assert.equal(hashTag(keys.value), 'acc-42');
     assert.equal(hashTag(keys.tombstone), 'acc-42');
+    assert.equal(hashTag(keys.tickets), 'acc-42');
     assert.equal(entityCacheKeys('order', 'acc-42', 1).value, 'order:{acc-42}:v1', 'entities never share a key');
   });
 
