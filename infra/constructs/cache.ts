@@ -18,7 +18,7 @@ import { BallastConfigError } from './validation.ts';
  * - `evalsha`, `eval`: the ticket/fill/invalidate/evict Lua scripts (ioredis falls back to EVAL
  *   on NOSCRIPT); scripts run with the caller's ACL, hence the commands they call:
  *   `get`, `set`, `del`, `exists`, `pttl`, `hget`, `hset`, `pexpire`, `time`, and for the fill
- *   tickets `hdel`, `hgetall`.
+ *   tickets `zadd`, `zrem`, `zscore`, `zcard`, `zrangebyscore`, `zremrangebyscore`.
  * - `ping`: the worker's readiness probe.
  * - `info`: ioredis' ready check on every connection (and cluster node).
  * - `client|setname`: ioredis names its connections (`connectionName`).
@@ -38,7 +38,7 @@ const CACHE_COMMANDS = [
   '-@all',
   '+get', '+hmget', '+evalsha', '+eval',
   '+set', '+del', '+exists', '+pttl', '+hget', '+hset', '+pexpire', '+time',
-  '+hdel', '+hgetall',
+  '+zadd', '+zrem', '+zscore', '+zcard', '+zrangebyscore', '+zremrangebyscore',
   '+scan', '+ping', '+info', '+client|setname', '+cluster|slots', '+cluster|info',
 ];
 

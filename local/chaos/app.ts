@@ -15,8 +15,9 @@ const base = environmentConfig('local', { settings: contextSettings((key) => app
 const config = {
   ...base,
   worker: { ...base.worker, timeout: Duration.seconds(4), lockLease: Duration.millis(1_500) },
-  // A slow reader's table read may take 4 s (its SDK's request timeout is a quarter of this): long
-  // enough for a hot item's next commit and its invalidation to land meanwhile on this machine.
+  // A slow reader's table read is answered 3.5 s late (its SDK's request timeout is a quarter of
+  // this, 5 s at most): long enough for a hot item's next commit and its invalidation to land
+  // meanwhile on this machine.
   readApi: { ...base.readApi, timeout: Duration.seconds(20) },
 };
 suppressReviewedFindings(new BallastStack(app, 'ballast-local', { config, workerVersion: 'chaos' }));

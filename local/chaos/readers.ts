@@ -7,7 +7,7 @@ export interface ObservedRead {
   readonly id: string;
   /** When the request left the reader (`Date.now()`): the read API saw it later, never earlier. */
   readonly sentAtMs: number;
-  /** The version answered; 0 for a 404 (the item not there). */
+  /** The version answered; 0 for a 404 (the item not there: `staleReads` holds it to nothing). */
   readonly version: number;
   /** The read API's `x-cache` header: hit, miss or bypass. */
   readonly source: string;
@@ -31,6 +31,9 @@ export interface ReadersOptions {
   /** Pause between one reader's requests. @default 20 */
   readonly pauseMs?: number;
 }
+
+/** A request the read API has not answered by then is given up (its longest table read is held 3.5 s). */
+const READ_TIMEOUT_MS = 30_000;
 
 export interface Readers {
   /** Stops the readers and resolves with every answer they were given (requests that failed are left out). */
@@ -58,7 +61,7 @@ export function startReaders(options: ReadersOptions): Readers {
   const observed: ObservedRead[] = [];
   const readOnce = async (path: string, entity: string, id: string): Promise<ObservedRead | undefined> => {
     const sentAtMs = Date.now();
-    const answer = await fetch(`${options.readApiUrl}${path}`)
+    const answer = await fetch(`${options.readApiUrl}${path}`, { signal: AbortSignal.timeout(READ_TIMEOUT_MS) })
       .then(async (response) => answerOf(response, await response.text()))
       .catch(() => undefined);
     if (!answer) return undefined;

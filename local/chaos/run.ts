@@ -104,7 +104,7 @@ const HOLDER_STALL_MS = 2_500;
 /**
  * A slow reader's table answer waits this long: past a hot item's next commit and its invalidation
  * (seconds behind the commit on this machine while the run is busy), within the chaos read API's
- * 5 s request timeout.
+ * SDK request timeout (5 s: a quarter of its 20 s timeout, at most 5 s).
  */
 const READER_STALL_MS = 3_500;
 /** The readers chase the resources of the last this many messages sent (about a second's worth at the default rate). */
@@ -228,12 +228,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
     const sendMs = (workload.messages.length / (options.sendRate ?? 60)) * 1000;
     let recentlySent: () => string | undefined = () => undefined;
-    readers = startReaders({ readApiUrl: outputs.ReadApiUrl as string, paths: workload.reads, entities, random, recentlySent: () => recentlySent() });
+    // (the readers draw from their own sequence: their timing must not shift the faults' draws)
+    const readerRandom = seededRandom(options.seed ^ 0x7ead);
+    readers = startReaders({ readApiUrl: outputs.ReadApiUrl as string, paths: workload.reads, entities, random: readerRandom, recentlySent: () => recentlySent() });
     const redisFaults = faults.redis ? scheduleRedisFaults(sendMs, faults.redisOutageMs, () => redis, (next) => void (redis = next), injected, log) : Promise.resolve();
     const base = sent;
     let sentInPhase = 0;
     recentlySent = () => {
-      const message = workload.messages[sentInPhase - 1 - Math.floor(random() * Math.min(sentInPhase, RECENT_MESSAGES))];
+      const message = workload.messages[sentInPhase - 1 - Math.floor(readerRandom() * Math.min(sentInPhase, RECENT_MESSAGES))];
       return message && 'job' in message ? message.job.resourceId : undefined;
     };
     await paceMessages({

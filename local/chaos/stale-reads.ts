@@ -8,8 +8,6 @@ export interface FinishedInvalidation {
   readonly id: string;
   readonly version: number;
   readonly endedAtMs: number;
-  /** The item was deleted (a REMOVE's tombstone, its last version + 1): not found is then the fresh answer. */
-  readonly removed: boolean;
 }
 
 export interface StaleReadsReport {
@@ -27,15 +25,13 @@ export interface StaleReadsReport {
  */
 export const CLOCK_MARGIN_MS = 10;
 
-/** The invalidations a trace's spans show finished: tombstone spans that did not fail (under their stream record's span). */
+/** The invalidations a trace's spans show finished: tombstone spans that did not fail. */
 export function finishedInvalidations(spans: readonly SpanRecord[]): FinishedInvalidation[] {
-  const byId = new Map(spans.map((span) => [span.spanId, span]));
   return spans.flatMap((span) => {
     if (span.name !== SPANS.tombstone || span.status.code === 'ERROR') return [];
     const { [ATTRIBUTES.entity]: entity, [ATTRIBUTES.entityId]: id, [ATTRIBUTES.version]: version } = span.attributes;
     if (entity === undefined || id === undefined || typeof version !== 'number') return [];
-    const removed = byId.get(span.parentSpanId ?? '')?.attributes[ATTRIBUTES.streamEventName] === 'REMOVE';
-    return [{ entity: String(entity), id: String(id), version, endedAtMs: span.endEpochMs, removed }];
+    return [{ entity: String(entity), id: String(id), version, endedAtMs: span.endEpochMs }];
   });
 }
 
@@ -43,34 +39,36 @@ export function finishedInvalidations(spans: readonly SpanRecord[]): FinishedInv
  * The cache's promise, checked against what readers were answered: once a commit's invalidation
  * has run, no read returns an older version (a hit, a fill's miss, a bypass to the table alike).
  * A read sent while an invalidation was still running may see either side, so only invalidations
- * finished {@link CLOCK_MARGIN_MS} before the read was sent hold it.
+ * finished {@link CLOCK_MARGIN_MS} before the read was sent hold it. A not-found answer is held to
+ * nothing: the cache stores no absence (a miss reads the table), and a deletion's invalidation is
+ * in no job's trace (its stream record carries no writer's context), so the check could not tell
+ * a stale not-found from a fresh one.
  */
 export function findStaleReads(
   reads: readonly ObservedRead[], invalidations: readonly FinishedInvalidation[], marginMs = CLOCK_MARGIN_MS,
 ): StaleReadsReport {
   // Per item: its invalidations in the order they finished, each with the newest version finished by then.
-  const byItem = new Map<string, { endedAtMs: number; newest: number; newestEndedAtMs: number; removed: boolean }[]>();
+  const byItem = new Map<string, { endedAtMs: number; newest: number; newestEndedAtMs: number }[]>();
   const itemOf = (entity: string, id: string) => `${entity}\u0000${id}`;
   const grouped = Map.groupBy(invalidations, (invalidation) => itemOf(invalidation.entity, invalidation.id));
   for (const [item, list] of grouped) {
     let newest = 0;
     let newestEndedAtMs = 0;
-    let removed = false;
     byItem.set(item, list.toSorted((a, b) => a.endedAtMs - b.endedAtMs).map((invalidation) => {
-      if (invalidation.version > newest) [newest, newestEndedAtMs, removed] = [invalidation.version, invalidation.endedAtMs, invalidation.removed];
-      return { endedAtMs: invalidation.endedAtMs, newest, newestEndedAtMs, removed };
+      if (invalidation.version > newest) [newest, newestEndedAtMs] = [invalidation.version, invalidation.endedAtMs];
+      return { endedAtMs: invalidation.endedAtMs, newest, newestEndedAtMs };
     }));
   }
   let checked = 0;
   const stale: string[] = [];
   for (const read of reads) {
+    if (read.version === 0) continue;
     const finished = byItem.get(itemOf(read.entity, read.id)) ?? [];
     const last = lastAtOrBefore(finished, read.sentAtMs - marginMs);
     if (!last) continue;
     checked += 1;
-    // (after a deletion's invalidation, not found is the answer; any version is older than the deletion)
-    if (last.removed ? read.version !== 0 : read.version < last.newest) {
-      stale.push(`${read.entity} ${read.id}: answered v${read.version} (${read.source}) ${read.sentAtMs - last.newestEndedAtMs} ms after the invalidation of ${last.removed ? 'its deletion' : `v${last.newest}`} had finished`);
+    if (read.version < last.newest) {
+      stale.push(`${read.entity} ${read.id}: answered v${read.version} (${read.source}) ${read.sentAtMs - last.newestEndedAtMs} ms after the invalidation of v${last.newest} had finished`);
     }
   }
   return { checked, stale };

@@ -29,14 +29,14 @@ export interface EntityCacheOptions {
   /** Relative TTL spread, in [0, 1), so entries filled together do not expire together. @default 0.1 */
   readonly ttlJitterRatio?: number;
   /**
-   * The longest a table read may be old when its fill starts; older fills are dropped (`too-slow`).
-   * This is what makes "worst read-fill latency" a number the tombstone TTL can exceed.
+   * How long a fill ticket is valid (by Redis's clock): a fill whose read began longer ago is
+   * dropped (`too-slow`). This is what makes "worst read-fill latency" a number the tombstone TTL can exceed.
    * @default 10_000
    */
   readonly maxFillDelayMs?: number;
   /**
-   * How long a tombstone outlives its invalidation; must be at least 2 × `maxFillDelayMs` (the
-   * second half covers the fill's own trip to Redis), so no fill older than the tombstone can land.
+   * How long a tombstone (and the floor of the fill tickets out) outlives its invalidation; at
+   * least 2 × `maxFillDelayMs`, so it outlasts every fill ticket out when it was written, with room.
    * @default 120_000
    */
   readonly tombstoneTtlMs?: number;
@@ -142,7 +142,7 @@ export class EntityCache {
     // A joiner arrived after the flight's reads were sent: an invalidation may have run between
     // the two, and answering the flight's version would then be a stale read. One tombstone GET
     // (far cheaper than the table read single-flight saves) tells; if it is newer, read again.
-    if (joined && read.source !== READ_SOURCES.bypass && (await this.#tombstone(keys)) > (read.value?.version ?? 0)) {
+    if (joined && read.source !== READ_SOURCES.bypass && (await this.#tombstone(keys) ?? Infinity) > (read.value?.version ?? 0)) {
       read = { ...(await this.#readTableEntry(entity, id)), source: READ_SOURCES.miss };
     }
     const metric = read.source === 'hit' ? CACHE_METRICS.hits : read.source === 'miss' ? CACHE_METRICS.misses : CACHE_METRICS.fallbacks;
@@ -254,12 +254,12 @@ export class EntityCache {
     }
   }
 
-  /** The entry's tombstone version (0 when there is none, or Redis cannot say: the flight's answer stands). */
-  async #tombstone(keys: EntityCacheKeys): Promise<number> {
+  /** The entry's tombstone version: 0 when there is none, undefined when Redis cannot say (the joiner then reads the table itself). */
+  async #tombstone(keys: EntityCacheKeys): Promise<number | undefined> {
     try {
       return Number(await this.#guarded('tombstone', () => this.#options.redis.get(keys.tombstone))) || 0;
     } catch {
-      return 0;
+      return undefined;
     }
   }
 

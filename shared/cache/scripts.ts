@@ -5,30 +5,57 @@ import type { EntityCacheKeys } from './keys.ts';
 /** A standalone or cluster connection: everything in `shared/cache` works with both. */
 export type CacheClient = Redis | Cluster;
 
-/** The field of an item's tickets hash that holds the highest version invalidated while they were out (tokens are UUIDs). */
-const TICKETS_FLOOR = 'floor';
+/** At most this many fill tickets of one item are out at once; past it a read fills nothing (those out will). */
+export const MAX_TICKETS_PER_ITEM = 64;
+
+/**
+ * Redis's own clock in epoch ms, and the tickets' floor: the highest version invalidated while
+ * fill tickets were out, a member `floor:<version>:<expiresAtMs>` of the tickets' sorted set with
+ * score +inf (so the sweep of expired tickets, by deadline, never takes it), until it expires.
+ */
+const SHARED_LUA = `
+local function nowMs()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local function floorMember(ticketsKey)
+  return redis.call('ZRANGEBYSCORE', ticketsKey, '+inf', '+inf', 'LIMIT', 0, 1)[1]
+end
+local function floorOf(ticketsKey, now)
+  local member = floorMember(ticketsKey)
+  if not member then return nil end
+  local version, expiresAt = string.match(member, '^floor:(%d+):(%d+)$')
+  if not version or tonumber(expiresAt) < now then return nil end
+  return tonumber(version)
+end
+`;
 
 /**
  * invalidate(KEYS = value₁, tomb₁, tickets₁[, value₂, tomb₂, tickets₂ …]; ARGV = version, tombstoneTtlMs)
  *
  * For each (value, tombstone, tickets) triple — several schema versions of one item, all in one slot:
  * the tombstone becomes max(existing, version) and lives at least `tombstoneTtlMs` more; the value
- * is deleted when its version is below the tombstone (or it has no readable version); while reads
- * are in flight (their fill tickets exist), the tickets' floor becomes max(existing, version) too,
- * so their fills meet this invalidation even if the tombstone is evicted. Applying it twice, or an
+ * is deleted when its version is below the tombstone (or it has no readable version); while fill
+ * tickets are out, their floor becomes max(existing, version) for `tombstoneTtlMs`, so the fills of
+ * reads in flight meet this invalidation even if the tombstone is evicted. Applying it twice, or an
  * older one after a newer one, leaves the same state: idempotent, order-independent.
  * The tombstone keeps the caller's decimal string (Lua would print big numbers as 1e+15).
  * Returns { tombstone version of the first pair, values deleted }.
  */
-const INVALIDATE_LUA = `
+const INVALIDATE_LUA = `${SHARED_LUA}
 local version = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
+local now = nowMs()
 local firstTomb, deleted = nil, 0
 for i = 1, #KEYS, 3 do
   local valueKey, tombKey, ticketsKey = KEYS[i], KEYS[i + 1], KEYS[i + 2]
   if redis.call('EXISTS', ticketsKey) == 1 then
-    local floor = tonumber(redis.call('HGET', ticketsKey, '${TICKETS_FLOOR}'))
-    if floor == nil or floor < version then redis.call('HSET', ticketsKey, '${TICKETS_FLOOR}', ARGV[1]) end
+    local floorText = ARGV[1]
+    local floor = floorOf(ticketsKey, now)
+    if floor and floor > version then floorText = string.format('%d', floor) end
+    local old = floorMember(ticketsKey)
+    if old then redis.call('ZREM', ticketsKey, old) end
+    redis.call('ZADD', ticketsKey, '+inf', 'floor:' .. floorText .. ':' .. string.format('%d', now + ttl))
   end
   local existing = redis.call('GET', tombKey)
   local tombText = ARGV[1]
@@ -45,32 +72,23 @@ end
 return {firstTomb, deleted}
 `;
 
-/** Redis's own clock in epoch ms: deadlines are taken and checked on one clock, whoever's the caller. */
-const NOW_LUA = `
-local function nowMs()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
-`;
-
 /**
- * ticket(KEYS = tickets; ARGV = token, validForMs)
+ * ticket(KEYS = tickets; ARGV = token, validForMs, maxTickets)
  *
- * Taken by a read that missed, before it reads the table: the token, valid `validForMs` by
- * Redis's clock, joins the item's tickets, a hash of token → deadline beside the floor the
- * invalidations raise (expired tokens are dropped on the way; the key lives as long as its
- * longest-lived ticket). Its fill stores only if the ticket is still there: Redis losing the key
- * (restarted or failed over empty, FLUSHALL, evicted) loses the ticket and the floor with it,
- * whatever else was lost, tombstones included.
+ * Taken by a read that missed, before it reads the table: the token joins the item's tickets, a
+ * sorted set scored by deadline (now + `validForMs` by Redis's clock) beside the floor the
+ * invalidations raise. Expired tickets are swept on the way (by score: abandoned ones, a read that
+ * found nothing to fill, cost nothing for long); the key lives as long as its longest-lived
+ * ticket. Past `maxTickets` out at once, no ticket is given (returns 0). A fill stores only if
+ * its ticket is still there: Redis losing the key (restarted or failed over empty, FLUSHALL,
+ * evicted) loses the tickets and the floor with it, whatever else was lost, tombstones included.
  */
-const TICKET_LUA = `${NOW_LUA}
+const TICKET_LUA = `${SHARED_LUA}
 local now = nowMs()
-local fields = redis.call('HGETALL', KEYS[1])
-for i = 1, #fields, 2 do
-  if fields[i] ~= '${TICKETS_FLOOR}' and tonumber(fields[i + 1]) < now then redis.call('HDEL', KEYS[1], fields[i]) end
-end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%d', now))
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
 local validFor = tonumber(ARGV[2])
-redis.call('HSET', KEYS[1], ARGV[1], now + validFor)
+redis.call('ZADD', KEYS[1], string.format('%d', now + validFor), ARGV[1])
 if redis.call('PTTL', KEYS[1]) < validFor then redis.call('PEXPIRE', KEYS[1], validFor) end
 return 1
 `;
@@ -84,16 +102,17 @@ return 1
  * began) and within its deadline, and the version is strictly newer than the stored value's (an
  * equal one is already there). Returns {1, 'stored'} or {0, reason}.
  */
-const FILL_LUA = `${NOW_LUA}
-local deadline = tonumber(redis.call('HGET', KEYS[3], ARGV[4]))
-if deadline then redis.call('HDEL', KEYS[3], ARGV[4]) end
+const FILL_LUA = `${SHARED_LUA}
+local deadline = tonumber(redis.call('ZSCORE', KEYS[3], ARGV[4]))
+if deadline then redis.call('ZREM', KEYS[3], ARGV[4]) end
 local version = tonumber(ARGV[1])
 local tomb = tonumber(redis.call('GET', KEYS[2]))
 if tomb and version < tomb then return {0, 'stale-tombstone'} end
 if not deadline then return {0, 'ticket-gone'} end
-local floor = tonumber(redis.call('HGET', KEYS[3], '${TICKETS_FLOOR}'))
+local now = nowMs()
+local floor = floorOf(KEYS[3], now)
 if floor and version < floor then return {0, 'stale-tombstone'} end
-if nowMs() > deadline then return {0, 'too-slow'} end
+if now > deadline then return {0, 'too-slow'} end
 local cached = tonumber(redis.call('HGET', KEYS[1], 'version'))
 if cached and version <= cached then return {0, 'stale-value'} end
 redis.call('DEL', KEYS[1])
@@ -126,7 +145,8 @@ export const FILL_OUTCOMES = {
   staleTombstone: 'stale-tombstone',
   /**
    * The read's ticket was gone: Redis lost it (restarted or failed over empty, FLUSHALL, eviction)
-   * and with it, perhaps, the tombstone that would have refused this value.
+   * and with it, perhaps, the tombstone that would have refused this value; or it had expired and
+   * another read's ticket swept it.
    */
   ticketGone: 'ticket-gone',
   /**
@@ -141,8 +161,8 @@ export type FillOutcome = (typeof FILL_OUTCOMES)[keyof typeof FILL_OUTCOMES];
 export interface CacheScripts {
   /** See `INVALIDATE_LUA`: every entry of `keys` must belong to one item (one slot). */
   invalidate(keys: readonly EntityCacheKeys[], version: number, tombstoneTtlMs: number): Promise<{ tombstoneVersion: number; deleted: number }>;
-  /** See `TICKET_LUA`: resolves with the ticket's token, for the fill. */
-  ticket(keys: EntityCacheKeys, validForMs: number): Promise<string>;
+  /** See `TICKET_LUA`: resolves with the ticket's token, for the fill; undefined past {@link MAX_TICKETS_PER_ITEM} out. */
+  ticket(keys: EntityCacheKeys, validForMs: number): Promise<string | undefined>;
   /** See `FILL_LUA`: `ticket` is what {@link CacheScripts.ticket} gave before the value was read. */
   fill(keys: EntityCacheKeys, ticket: string, version: number, payload: string, ttlMs: number): Promise<FillOutcome>;
   /** See `EVICT_IF_VERSION_LUA`. */
@@ -182,8 +202,7 @@ export function cacheScripts(client: CacheClient): CacheScripts {
     },
     async ticket(keys, validForMs) {
       const token = randomUUID();
-      await commands.ballastCacheTicket(keys.tickets, token, Math.ceil(validForMs));
-      return token;
+      return (await commands.ballastCacheTicket(keys.tickets, token, Math.ceil(validForMs), MAX_TICKETS_PER_ITEM)) === 1 ? token : undefined;
     },
     async fill(keys, ticket, version, payload, ttlMs) {
       assertVersion(version);

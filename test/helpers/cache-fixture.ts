@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  EntityCache, cacheScripts, connectCacheClient, createCacheClient, type EntityCacheOptions, type CachedEntity, type CacheClient, type CacheConnectionOptions, type EntityCacheKeys,
+  EntityCache, cacheScripts, connectCacheClient, createCacheClient, type EntityCacheOptions, type CachedEntity, type CacheClient, type CacheConnectionOptions, type EntityCacheKeys, type CacheScripts,
 } from '../../shared/cache/index.ts';
 import { accountEntity, accountKey, type Account } from '../../workloads/accounts/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
@@ -112,10 +112,16 @@ export function useCacheFixture() {
     async scripts(redis?: CacheClient) {
       return cacheScripts(redis ?? (await fixture.redis()));
     },
+    /** A fill ticket of `keys` (failing the test if none is given). */
+    async ticket(scripts: CacheScripts, keys: EntityCacheKeys, validForMs = 60_000): Promise<string> {
+      const ticket = await scripts.ticket(keys, validForMs);
+      if (ticket === undefined) throw new Error(`no fill ticket for ${keys.value}`);
+      return ticket;
+    },
     /** Fills an entry as a reader would (a ticket, then the fill), with no table read between: what a late or lost reader leaves behind. */
     async plant(keys: EntityCacheKeys, version: number, payload: string, redis?: CacheClient) {
       const scripts = cacheScripts(redis ?? (await fixture.redis()));
-      return scripts.fill(keys, await scripts.ticket(keys, 60_000), version, payload, 60_000);
+      return scripts.fill(keys, await fixture.ticket(scripts, keys), version, payload, 60_000);
     },
     streamReader() {
       return streamEventReader(local.dynamodb, local.streams, stateTable);

@@ -23,7 +23,7 @@ describe('cache in cluster mode', () => {
     await f.createAccount('acc-cluster', 3);
     assert.deepEqual([(await cache.get(accountEntity, 'acc-cluster')).source, (await cache.get(accountEntity, 'acc-cluster')).source], ['miss', 'hit']);
     await f.changeAccount('acc-cluster', 4);
-    // two value/tombstone pairs in one script call: legal only because the hash tag pins one slot
+    // two schema versions' value, tombstone and tickets keys in one script call: legal only because the hash tag pins one slot
     assert.deepEqual(await invalidate(await stream.next({ minRecords: 2 })), { batchItemFailures: [] });
     assert.equal(await redis.get(entityCacheKeys('account', 'acc-cluster', 2).tombstone), '2');
     assert.equal(await f.plant(entityCacheKeys('account', 'acc-cluster', 1), 1, '{}', redis), FILL_OUTCOMES.staleTombstone);

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { entityCacheKeys, CACHE_METRICS, FILL_OUTCOMES, FILL_REFUSALS } from '../../shared/cache/index.ts';
+import { MAX_TICKETS_PER_ITEM, entityCacheKeys, CACHE_METRICS, FILL_OUTCOMES, FILL_REFUSALS } from '../../shared/cache/index.ts';
 import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { useCacheFixture, waitFor } from '../helpers/cache-fixture.ts';
 import { accountEntity } from '../../workloads/accounts/index.ts';
@@ -99,7 +99,7 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     const redis = await f.redis();
     const scripts = await f.scripts(redis);
     const keys = entityCacheKeys('account', 'acc-lua', 1);
-    const fill = async (version: number) => scripts.fill(keys, await scripts.ticket(keys, 60_000), version, `{"v":${version}}`, 60_000);
+    const fill = async (version: number) => scripts.fill(keys, await f.ticket(scripts, keys), version, `{"v":${version}}`, 60_000);
     assert.equal(await fill(2), FILL_OUTCOMES.stored);
     // the newest invalidation first, then a replay of it, then older ones
     for (const version of [3, 3, 1, 2]) assert.equal((await scripts.invalidate([keys], version, 30_000)).tombstoneVersion, 3);
@@ -124,12 +124,12 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     const keys = entityCacheKeys('account', 'acc-ticket', 1);
     // no ticket, or one already spent
     assert.equal(await scripts.fill(keys, 'never-taken', 1, '{"v":1}', 60_000), FILL_OUTCOMES.ticketGone);
-    const spent = await scripts.ticket(keys, 60_000);
+    const spent = await f.ticket(scripts, keys);
     assert.equal(await scripts.fill(keys, spent, 1, '{"v":1}', 60_000), FILL_OUTCOMES.stored);
     assert.equal(await scripts.fill(keys, spent, 2, '{"v":2}', 60_000), FILL_OUTCOMES.ticketGone);
     // readers in flight side by side each hold their own ticket; an invalidation while they are out
     // raises their floor, which refuses an older value even once the tombstone is gone (evicted)
-    const [first, second, third] = [await scripts.ticket(keys, 60_000), await scripts.ticket(keys, 60_000), await scripts.ticket(keys, 60_000)];
+    const [first, second, third] = [await f.ticket(scripts, keys), await f.ticket(scripts, keys), await f.ticket(scripts, keys)];
     assert.equal(await scripts.fill(keys, first, 2, '{"v":2}', 60_000), FILL_OUTCOMES.stored);
     await scripts.invalidate([keys], 4, 30_000);
     assert.equal(await redis.del(keys.tombstone), 1);
@@ -137,21 +137,39 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     // (a read that saw the invalidated version itself fills)
     assert.equal(await scripts.fill(keys, third, 4, '{"v":4}', 60_000), FILL_OUTCOMES.stored);
     // and a ticket lost with the key (FLUSHALL, a restart empty) is refused, whatever the version
-    const lost = await scripts.ticket(keys, 60_000);
+    const lost = await f.ticket(scripts, keys);
     assert.equal(await redis.del(keys.tickets), 1);
     assert.equal(await scripts.fill(keys, lost, 9, '{"v":9}', 60_000), FILL_OUTCOMES.ticketGone);
     // past its deadline (Redis's clock), a ticket is refused however new the value, and dropped by the next ticket
-    const late = await scripts.ticket(keys, 30);
-    const kept = await scripts.ticket(keys, 60_000);
+    const late = await f.ticket(scripts, keys, 30);
+    const kept = await f.ticket(scripts, keys);
     await new Promise((resolve) => setTimeout(resolve, 60));
     assert.equal(await scripts.fill(keys, late, 9, '{"v":9}', 60_000), FILL_OUTCOMES.tooSlow);
-    const expired = await scripts.ticket(keys, 30);
+    const expired = await f.ticket(scripts, keys, 30);
     await new Promise((resolve) => setTimeout(resolve, 60));
-    await scripts.ticket(keys, 60_000);
-    assert.equal(await redis.hget(keys.tickets, expired), null, 'expired tickets are dropped as new ones are taken');
+    await f.ticket(scripts, keys);
+    assert.equal(await redis.zscore(keys.tickets, expired), null, 'expired tickets are dropped as new ones are taken');
     assert.equal(await scripts.fill(keys, kept, 10, '{"v":10}', 60_000), FILL_OUTCOMES.stored);
     const ttl = await redis.pttl(keys.tickets);
     assert.ok(ttl > 55_000 && ttl <= 60_000, `the tickets' key lives as long as its newest ticket: ${ttl}`);
+  });
+
+  it('Lua: tickets out at once are capped, and the floor lasts as long as a tombstone, however many reads keep the tickets alive', async () => {
+    const redis = await f.redis();
+    const scripts = await f.scripts(redis);
+    // a hot item nobody can fill (reads of an id not created yet): tickets pile up to the cap, no further
+    const absent = entityCacheKeys('account', 'acc-nobody-yet', 1);
+    for (let i = 0; i < MAX_TICKETS_PER_ITEM; i += 1) await f.ticket(scripts, absent);
+    assert.equal(await scripts.ticket(absent, 60_000), undefined);
+    assert.equal(await redis.zcard(absent.tickets), MAX_TICKETS_PER_ITEM);
+    // an item deleted (tombstone and floor at its last version + 1) and created again at version 1:
+    // refused while the deletion's tombstone and floor last, filled once they have ended
+    const keys = entityCacheKeys('account', 'acc-again', 1);
+    const before = await f.ticket(scripts, keys);
+    await scripts.invalidate([keys], 8, 50);
+    assert.equal(await scripts.fill(keys, before, 1, '{"v":1}', 60_000), FILL_OUTCOMES.staleTombstone);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    assert.equal(await scripts.fill(keys, await f.ticket(scripts, keys), 1, '{"v":1}', 60_000), FILL_OUTCOMES.stored);
   });
 
   it('stream records replayed and reordered through the invalidator converge to the newest version', async () => {

@@ -5,7 +5,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { startRedis, type Engine } from '../../local/engines/index.ts';
 import { startTcpFaultProxy } from '../../local/faults/tcp-proxy.ts';
 import { createLambdaContext } from '../../local/lambda/context.ts';
-import { connectCacheClient, entityCacheKeys, CACHE_METRICS, encodeValue, FILL_OUTCOMES, FILL_REFUSALS, type EntityCacheKeys } from '../../shared/cache/index.ts';
+import { connectCacheClient, entityCacheKeys, CACHE_METRICS, encodeValue, FILL_OUTCOMES, type EntityCacheKeys } from '../../shared/cache/index.ts';
 import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { useCacheFixture, waitFor } from '../helpers/cache-fixture.ts';
 import { accountEntity, toCachedAccount } from '../../workloads/accounts/index.ts';
