@@ -172,6 +172,17 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     assert.equal(await scripts.fill(keys, await f.ticket(scripts, keys), 1, '{"v":1}', 60_000), FILL_OUTCOMES.stored);
   });
 
+  it('a ticket Redis refuses with an error reply (e.g. a user without its commands) is logged, and the read answers from the table', async () => {
+    const cache = f.cache();
+    await f.createAccount('acc-no-ticket', 4);
+    // (a tickets key of the wrong type makes the script fail with an error reply, as NOPERM would)
+    await (await f.redis()).set(entityCacheKeys('account', 'acc-no-ticket', 1).tickets, 'not a sorted set');
+    const { value: read, output } = await captureOutput(() => cache.get(accountEntity, 'acc-no-ticket'));
+    assert.deepEqual([read.source, read.value?.balance], ['miss', 4]);
+    assert.ok(output.logs.some((log) => log.message === 'cache ticket failed' && log.level === 'ERROR'), JSON.stringify(output.logs));
+    assert.equal((await cache.get(accountEntity, 'acc-no-ticket')).source, 'miss', 'nothing was filled without a ticket');
+  });
+
   it('stream records replayed and reordered through the invalidator converge to the newest version', async () => {
     const stream = await f.streamReader();
     const cache = f.cache();

@@ -176,6 +176,38 @@ describe('cache: Redis outages', () => {
     assert.equal(metricTotal(output, CACHE_METRICS.fillsRefused, { reason: FILL_OUTCOMES.staleTombstone }), 1);
   });
 
+  it('a read that joins a flight while Redis is unreachable, after an invalidation it cannot see: it reads the table itself', async () => {
+    // GIVEN account v1, its INSERT invalidated, and a reader (reaching Redis through a link that can be cut)
+    // whose table read of v1 is served but not yet returned
+    const server = await startRedis();
+    const link = await startTcpFaultProxy({ targetPort: server.port });
+    try {
+      const stream = await f.streamReader();
+      const table = f.observedDocuments();
+      const reader = f.cache({ redis: f.client({ url: `redis://127.0.0.1:${link.port}` }), documents: table.documents });
+      const invalidate = f.invalidator(f.cache({ redis: f.client({ url: `redis://127.0.0.1:${server.port}` }) }));
+      await f.createAccount('acc-blind', 10);
+      assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
+      const release = table.holdResponses();
+      const leader = reader.get(accountEntity, 'acc-blind');
+      await waitFor('the leader to read the table', () => table.answered() === 1);
+      // WHEN v2 commits and its invalidation runs, the reader loses its link to Redis, and only then
+      // a second read arrives and joins the flight
+      await f.changeAccount('acc-blind', 5);
+      assert.deepEqual(await invalidate(await stream.next()), { batchItemFailures: [] });
+      await link.cut();
+      const joiner = reader.get(accountEntity, 'acc-blind');
+      release();
+      // THEN the leader answers what it read; the joiner, unable to read the tombstone, does not
+      // take the flight's answer on trust
+      const { value: reads } = await captureOutput(() => Promise.all([leader, joiner]));
+      assert.deepEqual(reads.map((read) => read.value?.version), [1, 2]);
+    } finally {
+      await link.stop();
+      await server.stop();
+    }
+  });
+
   it('Redis unreachable for 20 s while its data survives: every invalidation of the commits made meanwhile lands, and no later read returns an older version', async () => {
     // GIVEN readers and an invalidator reaching Redis through a link that can be cut (Redis itself keeps running, data and all)
     const server = await startRedis();
