@@ -11,7 +11,7 @@ import { CacheConfigurationError, CacheUnavailableError } from './errors.ts';
 import { entityCacheKeys, type EntityCacheKeys } from './keys.ts';
 import { CACHE_METRICS, FILL_REFUSALS } from './metrics.ts';
 import { reconcileEntity, reconcileReport, type ReconcileOptions, type ReconcileReport } from './reconcile.ts';
-import { cacheScripts, FILL_OUTCOMES, type CacheClient, type CacheScripts } from './scripts.ts';
+import { cacheScripts, FILL_OUTCOMES, type CacheClient, type CacheLookup, type CacheScripts } from './scripts.ts';
 import { SingleFlight } from './single-flight.ts';
 import { jitteredTtlMs } from './ttl.ts';
 
@@ -76,6 +76,12 @@ export interface EntityChange {
   readonly version: number;
   /** Epoch ms of the commit (the item's `updatedAt`), for `InvalidationLagMs`. @default - no lag metric */
   readonly committedAtMs?: number;
+}
+
+/** A miss's fill ticket: its token (undefined when none was given) and when the read began, by this container's clock. */
+interface FillTicket {
+  readonly token: string | undefined;
+  readonly startedMs: number;
 }
 
 const defaults = {
@@ -213,32 +219,36 @@ export class EntityCache {
   }
 
   async #read(entity: CachedEntity, id: string, keys: EntityCacheKeys): Promise<EntityRead> {
-    let entry: (string | null)[];
+    const startedMs = this.#options.nowMs();
+    let lookup: CacheLookup;
     try {
-      entry = await this.#guarded('get', () => this.#options.redis.hmget(keys.value, 'version', 'payload'));
+      // One round trip: the entry, or on a miss the fill ticket taken with it.
+      lookup = await this.#guarded('get', () => this.#scripts.lookup(keys, this.#options.maxFillDelayMs));
     } catch (error) {
-      // Unreachable, or an error reply (a bug, logged): either way the caller gets the table's answer.
-      if (!(error instanceof CacheUnavailableError)) this.#options.observability.logger.error('cache read failed', { entity: entity.name, id, error: error as Error });
+      // Unreachable, or an error reply (a bug, or a user whose ACL lacks the ticket's commands:
+      // logged): either way the caller gets the table's answer.
+      if (!(error instanceof CacheUnavailableError)) this.#options.observability.logger.error('cache read failed', { entity: entity.name, id, error: loggable(error) });
       return { ...(await this.#readTableEntry(entity, id)), source: READ_SOURCES.bypass };
     }
-    const [version = null, payload = null] = entry;
-    const cached = payload === null ? undefined : decodeEntry(entity, payload, version);
+    if (!lookup.hit) return { ...(await this.#readThrough(entity, id, keys, { token: lookup.ticket, startedMs })), source: READ_SOURCES.miss };
+    const cached = decodeEntry(entity, lookup.payload, lookup.version);
     if (cached) return { ...cached, source: READ_SOURCES.hit };
+    // An entry this release cannot decode (rare): read through with a ticket of its own.
     return { ...(await this.#readThrough(entity, id, keys)), source: READ_SOURCES.miss };
   }
 
   /**
-   * A miss's way to the table: a fill ticket first, then the strongly consistent read, then the
-   * fill, which stores only if the ticket outlived the read. Redis losing data in between (a
-   * restart or failover empty, FLUSHALL, an eviction) loses the ticket with the tombstones, and the
-   * value read may be older than what Redis forgot; an invalidation in between raises the
-   * tickets' floor, which refuses an older value even if its tombstone is evicted.
+   * A miss's way to the table: a fill ticket first (the lookup's, or one taken now), then the
+   * strongly consistent read, then the fill, which stores only if the ticket outlived the read.
+   * Redis losing data in between (a restart or failover empty, FLUSHALL, an eviction) loses the
+   * ticket with the tombstones, and the value read may be older than what Redis forgot; an
+   * invalidation in between raises the tickets' floor, which refuses an older value even if its
+   * tombstone is evicted.
    */
-  async #readThrough<T extends CachedValue>(entity: CachedEntity<T>, id: string, keys: EntityCacheKeys): Promise<{ value: T | undefined; writeTrace?: string }> {
-    const readStartedMs = this.#options.nowMs();
-    const ticket = await this.#ticket(keys);
+  async #readThrough<T extends CachedValue>(entity: CachedEntity<T>, id: string, keys: EntityCacheKeys, taken?: FillTicket): Promise<{ value: T | undefined; writeTrace?: string }> {
+    const ticket = taken ?? { startedMs: this.#options.nowMs(), token: await this.#ticket(keys) };
     const read = await this.#readTableEntry(entity, id);
-    if (read.value && ticket !== undefined) await this.#fill(keys, ticket, read.value, readStartedMs, read.writeTrace);
+    if (read.value && ticket.token !== undefined) await this.#fill(keys, ticket.token, read.value, ticket.startedMs, read.writeTrace);
     return read;
   }
 
@@ -249,7 +259,7 @@ export class EntityCache {
     } catch (error) {
       // An error reply (a user whose ACL lacks the ticket's commands, say) would leave every read a
       // miss without a word: logged, as a failed read is.
-      if (!(error instanceof CacheUnavailableError)) this.#options.observability.logger.error('cache ticket failed', { key: keys.tickets, error: error as Error });
+      if (!(error instanceof CacheUnavailableError)) this.#options.observability.logger.error('cache ticket failed', { key: keys.tickets, error: loggable(error) });
       return undefined;
     }
   }
@@ -277,7 +287,7 @@ export class EntityCache {
       if (outcome !== FILL_OUTCOMES.stored) countByReason(observability, CACHE_METRICS.fillsRefused, outcome);
       return outcome === FILL_OUTCOMES.stored;
     } catch (error) {
-      observability.logger.warn('cache fill failed', { key: keys.value, error: error as Error });
+      observability.logger.warn('cache fill failed', { key: keys.value, error: loggable(error) });
       return false;
     }
   }
@@ -340,6 +350,15 @@ export class EntityCache {
 
 function isReplyError(error: unknown): boolean {
   return error instanceof (ReplyError as new () => Error);
+}
+
+/**
+ * An error as a log line should carry it. ioredis attaches the command to an error reply, and a
+ * script's command is its whole Lua text with its keys: 1.5 KB on every failed read of an outage
+ * or a missing ACL command, saying nothing the message does not.
+ */
+function loggable(error: unknown): Error | { name: string; message: string } {
+  return isReplyError(error) ? { name: (error as Error).name, message: (error as Error).message } : error as Error;
 }
 
 function unavailable(operation: string, cause: unknown): CacheUnavailableError {

@@ -22,6 +22,6 @@ export { CACHE_ID_PATTERN, CACHE_ID_RULE, entityCacheKeys, idOfValueKey, isCache
 export { CACHE_METRICS, FILL_REFUSALS } from './metrics.ts';
 export { canonicalJson, reconcileEntity, reconcileReport, type ReconcileMismatch, type ReconcileOptions, type ReconcileReport } from './reconcile.ts';
 export { scanKeys } from './scan.ts';
-export { cacheScripts, FILL_OUTCOMES, MAX_TICKETS_PER_ITEM, type CacheClient, type CacheScripts, type FillOutcome } from './scripts.ts';
+export { cacheScripts, FILL_OUTCOMES, MAX_TICKETS_PER_ITEM, type CacheClient, type CacheLookup, type CacheScripts, type FillOutcome } from './scripts.ts';
 export { SingleFlight } from './single-flight.ts';
 export { jitteredTtlMs } from './ttl.ts';

@@ -28,6 +28,14 @@ local function floorOf(ticketsKey, now)
   if not version or tonumber(expiresAt) < now then return nil end
   return tonumber(version)
 end
+local function takeTicket(ticketsKey, token, validFor, maxTickets)
+  local now = nowMs()
+  redis.call('ZREMRANGEBYSCORE', ticketsKey, '-inf', '(' .. string.format('%d', now))
+  if redis.call('ZCARD', ticketsKey) >= maxTickets then return 0 end
+  redis.call('ZADD', ticketsKey, string.format('%d', now + validFor), token)
+  if redis.call('PTTL', ticketsKey) < validFor then redis.call('PEXPIRE', ticketsKey, validFor) end
+  return 1
+end
 `;
 
 /**
@@ -84,13 +92,20 @@ return {firstTomb, deleted}
  * evicted) loses the tickets and the floor with it, whatever else was lost, tombstones included.
  */
 const TICKET_LUA = `${SHARED_LUA}
-local now = nowMs()
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%d', now))
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-local validFor = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[1], string.format('%d', now + validFor), ARGV[1])
-if redis.call('PTTL', KEYS[1]) < validFor then redis.call('PEXPIRE', KEYS[1], validFor) end
-return 1
+return takeTicket(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
+`;
+
+/**
+ * lookup(KEYS = value, tickets; ARGV = token, validForMs, maxTickets)
+ *
+ * A read's one round trip: the entry's version and payload when it has a payload (a hit, the
+ * tickets untouched), else the ticket of `TICKET_LUA` taken at once for the miss's fill. Returns
+ * {1, version or nil, payload} or {0, 1 if the ticket was given else 0}.
+ */
+const LOOKUP_LUA = `${SHARED_LUA}
+local entry = redis.call('HMGET', KEYS[1], 'version', 'payload')
+if entry[2] then return {1, entry[1], entry[2]} end
+return {0, takeTicket(KEYS[2], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))}
 `;
 
 /**
@@ -157,10 +172,18 @@ export const FILL_OUTCOMES = {
 } as const;
 export type FillOutcome = (typeof FILL_OUTCOMES)[keyof typeof FILL_OUTCOMES];
 
+/** What {@link CacheScripts.lookup} found: the entry as stored, or, on a miss, the fill ticket it took. */
+export type CacheLookup =
+  | { readonly hit: true; readonly version: string | null; readonly payload: string }
+  /** `ticket` is undefined past {@link MAX_TICKETS_PER_ITEM} out: the read then fills nothing. */
+  | { readonly hit: false; readonly ticket: string | undefined };
+
 /** Typed wrappers over the cache's Lua scripts (EVALSHA, with ioredis falling back to EVAL on NOSCRIPT). */
 export interface CacheScripts {
   /** See `INVALIDATE_LUA`: every entry of `keys` must belong to one item (one slot). */
   invalidate(keys: readonly EntityCacheKeys[], version: number, tombstoneTtlMs: number): Promise<{ tombstoneVersion: number; deleted: number }>;
+  /** See `LOOKUP_LUA`: the entry, or a miss's fill ticket (valid `validForMs`), in one round trip. */
+  lookup(keys: EntityCacheKeys, validForMs: number): Promise<CacheLookup>;
   /** See `TICKET_LUA`: resolves with the ticket's token, for the fill; undefined past {@link MAX_TICKETS_PER_ITEM} out. */
   ticket(keys: EntityCacheKeys, validForMs: number): Promise<string | undefined>;
   /** See `FILL_LUA`: `ticket` is what {@link CacheScripts.ticket} gave before the value was read. */
@@ -173,6 +196,7 @@ type ScriptReply = [number | string, number | string];
 interface ScriptCommands {
   ballastCacheInvalidate(numberOfKeys: number, ...args: (string | number)[]): Promise<ScriptReply>;
   ballastCacheTicket(...args: (string | number)[]): Promise<number>;
+  ballastCacheLookup(...args: (string | number)[]): Promise<[number, string | number | null, string?]>;
   ballastCacheFill(...args: (string | number)[]): Promise<ScriptReply>;
   ballastCacheEvictIfVersion(...args: (string | number)[]): Promise<number>;
 }
@@ -189,6 +213,7 @@ interface ScriptCommands {
 export function cacheScripts(client: CacheClient): CacheScripts {
   client.defineCommand('ballastCacheInvalidate', { lua: INVALIDATE_LUA });
   client.defineCommand('ballastCacheTicket', { lua: TICKET_LUA, numberOfKeys: 1 });
+  client.defineCommand('ballastCacheLookup', { lua: LOOKUP_LUA, numberOfKeys: 2 });
   client.defineCommand('ballastCacheFill', { lua: FILL_LUA, numberOfKeys: 3 });
   client.defineCommand('ballastCacheEvictIfVersion', { lua: EVICT_IF_VERSION_LUA, numberOfKeys: 1 });
   const commands = client as unknown as ScriptCommands;
@@ -199,6 +224,12 @@ export function cacheScripts(client: CacheClient): CacheScripts {
       const flat = keys.flatMap((item) => [item.value, item.tombstone, item.tickets]);
       const [tombstone, deleted] = await commands.ballastCacheInvalidate(flat.length, ...flat, String(version), Math.ceil(tombstoneTtlMs));
       return { tombstoneVersion: Number(tombstone), deleted: Number(deleted) };
+    },
+    async lookup(keys, validForMs) {
+      const token = randomUUID();
+      const [hit, second, payload] = await commands.ballastCacheLookup(keys.value, keys.tickets, token, Math.ceil(validForMs), MAX_TICKETS_PER_ITEM);
+      if (hit === 1) return { hit: true, version: second === null ? null : String(second), payload: String(payload) };
+      return { hit: false, ticket: second === 1 ? token : undefined };
     },
     async ticket(keys, validForMs) {
       const token = randomUUID();

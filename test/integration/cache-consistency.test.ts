@@ -72,6 +72,26 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     assert.equal(table.requests(), 1, 'the fill serves the next read');
   });
 
+  it('a hit costs one Redis round trip, a miss two: the lookup that takes its fill ticket, then the fill', async () => {
+    const redis = await f.redis();
+    const cache = f.cache({ redis });
+    for (const id of ['acc-trips-warm', 'acc-trips']) await f.createAccount(id, 3);
+    // (the scripts loaded first: a script unknown to this redis-server is sent once more, as EVAL)
+    await cache.get(accountEntity, 'acc-trips-warm');
+    await cache.get(accountEntity, 'acc-trips-warm');
+    const sent: string[] = [];
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+      sent.push(command.name);
+      return (send as (...args: unknown[]) => unknown)(command, ...rest);
+    }) as typeof redis.sendCommand;
+    const miss = await cache.get(accountEntity, 'acc-trips');
+    assert.deepEqual([miss.source, sent], ['miss', ['evalsha', 'evalsha']]);
+    sent.length = 0;
+    const hit = await cache.get(accountEntity, 'acc-trips');
+    assert.deepEqual([hit.source, hit.value?.balance, sent], ['hit', 3, ['evalsha']]);
+  });
+
   it('a cold container: concurrent first reads of different keys share the one connection attempt', async () => {
     const cache = f.cache();
     const ids = Array.from({ length: 10 }, (_, i) => `acc-cold-${i}`);
@@ -154,14 +174,22 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     assert.ok(ttl > 55_000 && ttl <= 60_000, `the tickets' key lives as long as its newest ticket: ${ttl}`);
   });
 
-  it('Lua: tickets out at once are capped, and the floor lasts as long as a tombstone, however many reads keep the tickets alive', async () => {
+  it('Lua: a lookup answers a hit as stored and takes a miss\'s ticket; tickets out at once are capped, and the floor lasts as long as a tombstone, however many reads keep the tickets alive', async () => {
     const redis = await f.redis();
     const scripts = await f.scripts(redis);
     // a hot item nobody can fill (reads of an id not created yet): tickets pile up to the cap, no further
     const absent = entityCacheKeys('account', 'acc-nobody-yet', 1);
     for (let i = 0; i < MAX_TICKETS_PER_ITEM; i += 1) await f.ticket(scripts, absent);
     assert.equal(await scripts.ticket(absent, 60_000), undefined);
+    assert.deepEqual(await scripts.lookup(absent, 60_000), { hit: false, ticket: undefined }, "a read's lookup too");
     assert.equal(await redis.zcard(absent.tickets), MAX_TICKETS_PER_ITEM);
+    // a hit's lookup answers the entry as stored and takes no ticket
+    const filled = entityCacheKeys('account', 'acc-filled', 1);
+    const miss = await scripts.lookup(filled, 60_000);
+    assert.ok(!miss.hit && miss.ticket !== undefined && (await redis.zscore(filled.tickets, miss.ticket)) !== null, 'a miss takes its ticket');
+    assert.equal(await scripts.fill(filled, miss.ticket, 5, '{"v":5}', 60_000), FILL_OUTCOMES.stored);
+    assert.deepEqual(await scripts.lookup(filled, 60_000), { hit: true, version: '5', payload: '{"v":5}' });
+    assert.equal(await redis.zcard(filled.tickets), 0);
     // an item deleted (tombstone and floor at its last version + 1) and created again at version 1:
     // refused while the deletion's tombstone and floor last, filled once they have ended
     const keys = entityCacheKeys('account', 'acc-again', 1);
@@ -172,15 +200,27 @@ describe('cache: invalidation and fills on redis-server + DynamoDB Local', () =>
     assert.equal(await scripts.fill(keys, await f.ticket(scripts, keys), 1, '{"v":1}', 60_000), FILL_OUTCOMES.stored);
   });
 
-  it('a ticket Redis refuses with an error reply (e.g. a user without its commands) is logged, and the read answers from the table', async () => {
+  it('a lookup or ticket Redis refuses with an error reply (e.g. a user without its commands) is logged, without the script, and the read answers from the table', async () => {
     const cache = f.cache();
-    await f.createAccount('acc-no-ticket', 4);
-    // (a tickets key of the wrong type makes the script fail with an error reply, as NOPERM would)
-    await (await f.redis()).set(entityCacheKeys('account', 'acc-no-ticket', 1).tickets, 'not a sorted set');
-    const { value: read, output } = await captureOutput(() => cache.get(accountEntity, 'acc-no-ticket'));
-    assert.deepEqual([read.source, read.value?.balance], ['miss', 4]);
-    assert.ok(output.logs.some((log) => log.message === 'cache ticket failed' && log.level === 'ERROR'), JSON.stringify(output.logs));
-    assert.equal((await cache.get(accountEntity, 'acc-no-ticket')).source, 'miss', 'nothing was filled without a ticket');
+    const redis = await f.redis();
+    for (const id of ['acc-no-ticket', 'acc-unreadable']) {
+      await f.createAccount(id, 4);
+      // (a tickets key of the wrong type makes the script fail with an error reply, as NOPERM would)
+      await redis.set(entityCacheKeys('account', id, 1).tickets, 'not a sorted set');
+    }
+    // a miss: its lookup takes the ticket, so the whole lookup is refused and the read bypasses Redis
+    const miss = await captureOutput(() => cache.get(accountEntity, 'acc-no-ticket'));
+    assert.deepEqual([miss.value.source, miss.value.value?.balance], ['bypass', 4]);
+    const failed = miss.output.logs.find((log) => log.message === 'cache read failed' && log.level === 'ERROR');
+    assert.ok(failed, JSON.stringify(miss.output.logs));
+    assert.match(JSON.stringify(failed), /WRONGTYPE/);
+    assert.doesNotMatch(JSON.stringify(failed), /redis\.call/, 'the Lua text is left out of the log line');
+    // an entry this release cannot decode: read through with a ticket of its own, refused and logged
+    await redis.hset(entityCacheKeys('account', 'acc-unreadable', 1).value, 'version', '1', 'payload', 'not json');
+    const unreadable = await captureOutput(() => cache.get(accountEntity, 'acc-unreadable'));
+    assert.deepEqual([unreadable.value.source, unreadable.value.value?.balance], ['miss', 4]);
+    assert.ok(unreadable.output.logs.some((log) => log.message === 'cache ticket failed' && log.level === 'ERROR'), JSON.stringify(unreadable.output.logs));
+    assert.deepEqual(await redis.hmget(entityCacheKeys('account', 'acc-unreadable', 1).value, 'payload'), ['not json'], 'nothing was filled without a ticket');
   });
 
   it('stream records replayed and reordered through the invalidator converge to the newest version', async () => {
