@@ -137,6 +137,34 @@ describe('BallastStack', () => {
       });
     });
 
+    it("applies a change of the cache user's access string before any function that connects as it is updated", () => {
+      // GIVEN/WHEN
+      const { stack, template, ids } = dev();
+      const graph = template.toJSON().Resources as Record<string, { DependsOn?: string | string[]; Properties?: unknown }>;
+      const dependsOn = (id: string): string[] => {
+        const { DependsOn, Properties } = graph[id]!;
+        const referenced = [...JSON.stringify(Properties ?? {}).matchAll(/\{"(?:Ref|Fn::GetAtt)":(?:"([^"]+)"|\["([^"]+)")/g)].map((m) => (m[1] ?? m[2])!);
+        return [...[DependsOn ?? []].flat(), ...referenced].filter((dep) => dep in graph);
+      };
+      const reaches = (from: string, to: string): boolean => {
+        const seen = new Set<string>();
+        const todo = [from];
+        while (todo.length > 0) {
+          const id = todo.pop()!;
+          if (id === to) return true;
+          if (seen.has(id)) continue;
+          seen.add(id);
+          todo.push(...dependsOn(id));
+        }
+        return false;
+      };
+      // THEN CloudFormation updates the user (a new command the code calls, say) first: the new code
+      // never meets the old ACL, which would refuse its scripts (NOPERM) until the user updated
+      for (const fn of [stack.worker.function, stack.invalidator, stack.invalidationRepair, stack.readApi]) {
+        assert.ok(reaches(idOf(fn), ids.cacheUser), `${idOf(fn)} does not depend on the cache user ${ids.cacheUser}`);
+      }
+    });
+
     it('puts the worker, the invalidator, the invalidation repair and the read API in the private subnets with the Lambda security group', () => {
       // GIVEN/WHEN
       const { stack, resources, ids } = dev();
