@@ -56,7 +56,7 @@ export interface ChaosFaults {
 }
 
 export const DEFAULT_FAULTS: ChaosFaults = {
-  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, crashDuringWorkRate: 0.05, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, holderStallRate: 0.1,
+  crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, crashDuringWorkRate: 0.1, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, holderStallRate: 0.1,
   readerStallRate: 0.4, redis: true, redisOutageMs: 30_000,
 };
 

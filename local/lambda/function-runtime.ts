@@ -15,16 +15,24 @@ export interface FunctionFaults {
   crashBeforeWorkRate?: number;
   /**
    * Fraction (0–1) of invocations whose sandbox is killed while the handler runs, at a moment
-   * drawn within the first {@link CRASH_DURING_WORK_WITHIN_MS}: between any two of its requests
-   * (after a claim, during an external call, with a commit in flight), as an out-of-memory kill or
-   * a host failure would. An invocation that finishes before the drawn moment is not crashed, so
-   * fewer crash than the rate says: the chaos report counts those that did.
+   * drawn on a log scale between 1 ms and the deadline (see {@link crashMomentMs}): between any two
+   * of its requests (after a claim, during an external call, after it returned, with a heartbeat
+   * or a commit in flight), as an out-of-memory kill or a host failure would. An invocation that
+   * finishes before the drawn moment is not crashed, so fewer crash than the rate says: the chaos
+   * report counts those that did.
    */
   crashDuringWorkRate?: number;
 }
 
-/** The window a mid-work crash's moment is drawn in (early: a batch's claims and first commits are there). */
-export const CRASH_DURING_WORK_WITHIN_MS = 120;
+/**
+ * When a mid-work crash strikes, `u` being a uniform draw in [0, 1): log-uniform from 1 ms to the
+ * time left, as likely in the first 10 ms (a batch's claims) as between 100 ms and 1 s, and up to
+ * the deadline, so a long invocation (a lock wait, a slow external call, heartbeats) can die late
+ * in its work too, not only in its first moments.
+ */
+export function crashMomentMs(u: number, remainingMs: number): number {
+  return Math.exp(u * Math.log(Math.max(1, remainingMs)));
+}
 
 export interface FunctionRuntimeOptions {
   readonly functionName: string;
@@ -151,7 +159,7 @@ export class FunctionRuntime {
     const crashBefore = random() < (faults.crashBeforeWorkRate ?? 0);
     const crash = random() < (faults.crashAfterWorkRate ?? 0);
     const delay = random() < (faults.delayPastTimeoutRate ?? 0);
-    const crashDuringMs = random() < (faults.crashDuringWorkRate ?? 0) ? random() * CRASH_DURING_WORK_WITHIN_MS : undefined;
+    const crashDuringMs = random() < (faults.crashDuringWorkRate ?? 0) ? crashMomentMs(random(), deadlineMs - Date.now()) : undefined;
     if (crashBefore) {
       await this.#kill(sandbox);
       throw new InvocationError('Runtime.ExitError', 'injected crash before the handler ran');

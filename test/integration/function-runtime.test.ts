@@ -101,9 +101,9 @@ describe('FunctionRuntime: Lambda sandboxes on worker threads', () => {
   });
 
   it('fault injection: a crash during the work kills the sandbox mid-handler, whatever it had in flight', async () => {
-    // GIVEN a handler that works longer than the window a mid-work crash is drawn in
+    // GIVEN a handler that works for most of its timeout, and a crash drawn half-way (log scale) to the deadline
     const faults = { crashDuringWorkRate: 1 };
-    const fn = runtime({ faults, timeoutMs: 10_000 });
+    const fn = runtime({ faults, timeoutMs: 10_000, random: () => 0.5 });
     try {
       const startedMs = Date.now();
       await assert.rejects(fn.invoke({ sleepMs: 6_000 }),
@@ -113,6 +113,22 @@ describe('FunctionRuntime: Lambda sandboxes on worker threads', () => {
       faults.crashDuringWorkRate = 0;
       assert.equal(((await fn.invoke({})) as Answer).invocations, 1);
       assert.equal(fn.coldStarts, 2);
+    } finally {
+      await fn.stop();
+    }
+  });
+
+  it('fault injection: a crash during the work may come late in a long invocation (its moment drawn on a log scale up to the deadline)', async () => {
+    // GIVEN a 2 s timeout, a handler that needs 1.8 s, and a draw near the top of the scale
+    const fn = runtime({ faults: { crashDuringWorkRate: 1 }, timeoutMs: 2_000, random: () => 0.95 });
+    try {
+      // WHEN it runs THEN it is killed well past its first moments (after an external call returned, a heartbeat, a late commit)
+      const startedMs = Date.now();
+      await assert.rejects(fn.invoke({ sleepMs: 1_800 }), (error: unknown) => error instanceof InvocationError && /crash during the handler, \d+ ms in/.test(error.message));
+      const crashedAfterMs = Date.now() - startedMs;
+      assert.ok(crashedAfterMs > 1_000 && crashedAfterMs < 1_800, `killed ${crashedAfterMs} ms in`);
+      // and a handler that returns before the drawn moment is not crashed
+      assert.equal(((await fn.invoke({ sleepMs: 10 })) as Answer).invocations, 1);
     } finally {
       await fn.stop();
     }
