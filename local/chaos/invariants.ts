@@ -30,6 +30,7 @@ export const INVARIANTS = {
   lockWaitDeadLetters: 'valid jobs dead-lettered because their resource stayed locked (waiting is not failing: they are requeued), before replay',
   misjudgedDeadLetters: 'valid jobs dead-lettered, before replay, for a reason neither the fault schedule nor their content gives them (a fatal verdict on a good job, an error the worker could not classify)',
   staleLockWrites: 'lock writes (a commit, an abandon, a heartbeat) that landed for a holder after a newer holder had taken its lock (the fence broken)',
+  liveLockTakeovers: "locks taken while their holder's lease was still running, neither ended nor released (a lease that does not exclude)",
   staleReads: 'reads answered with an older version than one whose invalidation had finished before the read was sent (a stale value served)',
   keyReusesNotRefused: "messages reusing a committed job's idempotency key for another resource that are not in the DLQ as idempotency-key-reused, nor for a reason the fault schedule gives (applied, or dropped as duplicates)",
 } as const;
@@ -38,7 +39,7 @@ const TRACING_INVARIANTS: readonly InvariantName[] = ['untracedJobs', 'doubleCom
 /** Invariants that read the DLQ as it was before the replay. */
 const BEFORE_REPLAY_INVARIANTS: readonly InvariantName[] = ['lockWaitDeadLetters', 'misjudgedDeadLetters'];
 /** Invariants that read what the DynamoDB fault proxy saw on the wire. */
-const WIRE_INVARIANTS: readonly InvariantName[] = ['staleLockWrites'];
+const WIRE_INVARIANTS: readonly InvariantName[] = ['staleLockWrites', 'liveLockTakeovers'];
 /** Invariants that hold the readers' answers to the invalidations the traces show finished. */
 const READ_INVARIANTS: readonly InvariantName[] = ['staleReads'];
 /**
@@ -107,7 +108,7 @@ export interface InvariantInputs {
    * may predate the requeue of lock waits) `lockWaitDeadLetters` and `misjudgedDeadLetters` are not checked.
    */
   readonly lettersBeforeReplay?: readonly DeadLetter[];
-  /** What the fence watch saw on the DynamoDB proxy. Without it (no proxy in front) `staleLockWrites` is not checked. */
+  /** What the fence watch saw on the DynamoDB proxy. Without it (no proxy in front) `staleLockWrites` and `liveLockTakeovers` are not checked. */
   readonly fences?: FenceReport;
   /**
    * What the readers on the read API were answered during the run. Without them, or without the
@@ -193,6 +194,7 @@ export async function checkInvariants(inputs: InvariantInputs): Promise<Invarian
   }
 
   for (const write of inputs.fences?.staleWritesApplied ?? []) violate('staleLockWrites', write);
+  for (const takeover of inputs.fences?.liveTakeovers ?? []) violate('liveLockTakeovers', takeover);
 
   // Key reuses: each in the DLQ, refused for its key; or, where the fault schedule ran out its
   // receives first, for that (it was never applied either way: the workloads' state checks see an

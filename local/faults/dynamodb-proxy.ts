@@ -110,6 +110,8 @@ export interface DynamoDbExchange {
   readonly request: unknown;
   readonly sentAt: number;
   readonly answeredAt: number;
+  /** Epoch ms (this machine's clock, which the functions share) when the proxy forwarded it. */
+  readonly sentAtMs: number;
   readonly status: number;
   /** The answer's body, as received (JSON; a cancellation's `CancellationReasons` among it), parsed only by who needs it. */
   readonly answerBody: Buffer;
@@ -242,12 +244,13 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
       }
       const release = check?.hold();
       const sentAt = (tick += 1);
+      const sentAtMs = Date.now();
       const reply = await forward(request, body).finally(() => release?.());
       const answeredAt = (tick += 1);
       if (config.onAnswered && operation !== undefined) {
         // A watcher's bug must not turn an applied write into an error its client retries.
         try {
-          config.onAnswered({ operation, request: parsed, sentAt, answeredAt, status: reply.status, answerBody: reply.body });
+          config.onAnswered({ operation, request: parsed, sentAt, answeredAt, sentAtMs, status: reply.status, answerBody: reply.body });
         } catch (error) {
           console.error(`DynamoDB fault proxy: onAnswered threw: ${String(error)}`);
         }

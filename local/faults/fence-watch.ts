@@ -11,6 +11,13 @@
  * not by the clocks of the functions: a write forwarded after an acquisition was answered was
  * applied after it. A write to a lock item in any other shape than the lock module's own is
  * reported too, since the watch could not judge it.
+ *
+ * It also checks the lease itself: a lock is taken only once its holder's lease has ended (or the
+ * holder released it). The lease in force when an acquisition was applied is the one left by the
+ * lock writes DynamoDB may have applied last before it; the acquisition is a live takeover only if
+ * every such write left a lease that ends after the proxy forwarded it (on this machine's clock,
+ * which the functions' leases are written in). The fence keeps a live takeover from corrupting
+ * anything, so no other check sees one: it shows a lease that does not exclude.
  */
 import { parseJsonBody } from '../http.ts';
 import { lockKey, lockWriteOf, type LockWrite } from '../../shared/lock/index.ts';
@@ -25,6 +32,8 @@ export interface FenceReport {
   readonly staleWritesRefused: number;
   /** Lock writes that landed against the fence, or in a shape the watch cannot judge: each described for the violation report. */
   readonly staleWritesApplied: readonly string[];
+  /** Acquisitions that landed while the previous holder's lease was still running: each described. */
+  readonly liveTakeovers: readonly string[];
 }
 
 export interface FenceWatch {
@@ -51,9 +60,19 @@ interface ForeignWrite {
   readonly how: string;
 }
 
+/** A lock write that landed, with when the proxy forwarded and answered it. */
+interface Landed {
+  readonly write: LockWrite;
+  readonly sentAt: number;
+  readonly answeredAt: number;
+  readonly sentAtMs: number;
+}
+
 export function fenceWatch(): FenceWatch {
   // Per resource, every acquisition that landed: its fence and the tick of its answer.
   const acquired = new Map<string, { fence: number; answeredAt: number }[]>();
+  // Per resource, every lock write that landed (each sets the lease), for the takeover check at the end.
+  const leases = new Map<string, Landed[]>();
   // A retry with a token the service already applied is answered without being applied again.
   const appliedTokens = new Set<string>();
   const refusedTokens = new Set<string>();
@@ -65,11 +84,12 @@ export function fenceWatch(): FenceWatch {
   const newestBefore = (resourceId: string, sentAt: number) =>
     Math.max(0, ...(acquired.get(resourceId) ?? []).filter((entry) => entry.answeredAt < sentAt).map((entry) => entry.fence));
 
-  const landed = (write: LockWrite | ForeignWrite, sentAt: number, answeredAt: number) => {
+  const landed = (write: LockWrite | ForeignWrite, sentAt: number, answeredAt: number, sentAtMs: number) => {
     if (write.kind === 'foreign') {
       staleWritesApplied.push(`${write.how} of ${write.key}: a lock write the lock module does not make, which the fence watch cannot judge`);
       return;
     }
+    leases.set(write.resourceId, [...(leases.get(write.resourceId) ?? []), { write, sentAt, answeredAt, sentAtMs }]);
     const newer = newestBefore(write.resourceId, sentAt);
     if (write.kind === 'acquire') {
       acquisitions += 1;
@@ -83,7 +103,7 @@ export function fenceWatch(): FenceWatch {
   const observe = (exchange: DynamoDbExchange) => {
     if (SINGLE_WRITES.has(exchange.operation)) {
       const key = keyOf((exchange.request ?? {}) as NonNullable<WireItem[string]>);
-      if (exchange.status === 200 && key?.startsWith(LOCK_PREFIX)) landed({ kind: 'foreign', key, how: exchange.operation }, exchange.sentAt, exchange.answeredAt);
+      if (exchange.status === 200 && key?.startsWith(LOCK_PREFIX)) landed({ kind: 'foreign', key, how: exchange.operation }, exchange.sentAt, exchange.answeredAt, exchange.sentAtMs);
       return;
     }
     if (exchange.operation !== 'TransactWriteItems') return;
@@ -94,7 +114,7 @@ export function fenceWatch(): FenceWatch {
     if (exchange.status === 200) {
       if (token !== undefined && appliedTokens.has(token)) return;
       if (token !== undefined) appliedTokens.add(token);
-      for (const write of writes) if (write) landed(write, exchange.sentAt, exchange.answeredAt);
+      for (const write of writes) if (write) landed(write, exchange.sentAt, exchange.answeredAt, exchange.sentAtMs);
       return;
     }
     // A refusal sent again with its token (its answer lost) is one refusal.
@@ -112,7 +132,28 @@ export function fenceWatch(): FenceWatch {
     if (refused && token !== undefined) refusedTokens.add(token);
   };
 
-  return { observe, report: () => ({ acquisitions, staleWritesRefused, staleWritesApplied: [...staleWritesApplied] }) };
+  return { observe, report: () => ({ acquisitions, staleWritesRefused, staleWritesApplied: [...staleWritesApplied], liveTakeovers: [...leases.values()].flatMap(liveTakeovers) }) };
+}
+
+/**
+ * The acquisitions among one lock's landed writes that took it while the lease was live. For an
+ * acquisition A, the writes DynamoDB may have applied last before it are those sent before A was
+ * answered and not certainly followed, before A was sent, by another such write; A is a live
+ * takeover if every one of them left a lease ending after A was forwarded.
+ */
+function liveTakeovers(writes: readonly Landed[]): string[] {
+  const found: string[] = [];
+  for (const taking of writes) {
+    if (taking.write.kind !== 'acquire') continue;
+    const before = writes.filter((other) => other !== taking && other.sentAt < taking.answeredAt);
+    const maybeLast = before.filter((write) => !before.some((later) => later.sentAt > write.answeredAt && later.answeredAt < taking.sentAt));
+    if (maybeLast.length === 0) continue;
+    const held = maybeLast.reduce((shortest, write) => (write.write.leaseUntilMs < shortest.write.leaseUntilMs ? write : shortest));
+    if (held.write.leaseUntilMs > taking.sentAtMs) {
+      found.push(`acquire of ${taking.write.resourceId} with fence ${taking.write.fence} sent ${held.write.leaseUntilMs - taking.sentAtMs} ms before the lease of fence ${held.write.fence} ended`);
+    }
+  }
+  return found;
 }
 
 /**
@@ -134,9 +175,10 @@ function lockWriteOnWire(item: WireItem): LockWrite | ForeignWrite | undefined {
   if (!how || !operation || how === 'ConditionCheck') return undefined;
   const key = keyOf(operation);
   if (!key?.startsWith(LOCK_PREFIX)) return undefined;
-  const fence = Number(operation.ExpressionAttributeValues?.[':fence']?.N);
+  const values = operation.ExpressionAttributeValues;
+  const numbers = { ':fence': Number(values?.[':fence']?.N), ...(values?.[':lease'] ? { ':lease': Number(values[':lease'].N) } : {}) };
   const write = how === 'Update'
-    ? lockWriteOf({ Update: { TableName: '', Key: { [CONTROL_TABLE.partitionKey]: key }, UpdateExpression: operation.UpdateExpression, ExpressionAttributeValues: { ':fence': fence } } })
+    ? lockWriteOf({ Update: { TableName: '', Key: { [CONTROL_TABLE.partitionKey]: key }, UpdateExpression: operation.UpdateExpression, ExpressionAttributeValues: numbers } })
     : undefined;
   return write ?? { kind: 'foreign', key, how };
 }

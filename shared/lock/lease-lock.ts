@@ -54,6 +54,8 @@ export interface LockWrite {
   readonly kind: LockWriteKind;
   readonly resourceId: string;
   readonly fence: number;
+  /** The lease it leaves on the lock, epoch ms: an acquisition's or a heartbeat's end, 0 for a release. */
+  readonly leaseUntilMs: number;
 }
 
 /**
@@ -68,7 +70,9 @@ export function lockWriteOf(item: TransactItem): LockWrite | undefined {
   if (!update || typeof key !== 'string' || !key.startsWith(LOCK_PREFIX)) return undefined;
   const kind = (Object.keys(LOCK_WRITES) as LockWriteKind[]).find((name) => LOCK_WRITES[name].update === update.UpdateExpression);
   const fence = update.ExpressionAttributeValues?.[':fence'];
-  return kind && typeof fence === 'number' && Number.isFinite(fence) ? { kind, resourceId: key.slice(LOCK_PREFIX.length), fence } : undefined;
+  const lease = kind === 'release' ? 0 : update.ExpressionAttributeValues?.[':lease'];
+  if (!kind || typeof fence !== 'number' || !Number.isFinite(fence) || typeof lease !== 'number' || !Number.isFinite(lease)) return undefined;
+  return { kind, resourceId: key.slice(LOCK_PREFIX.length), fence, leaseUntilMs: lease };
 }
 
 /** The fence for a new acquisition: now, or one past the highest fence seen if that is later. */

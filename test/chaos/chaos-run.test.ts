@@ -48,7 +48,7 @@ describe('chaos run: exactly-once and never-stale under every fault combined', (
     assert.ok((report.messages['key-reuse'] ?? 0) > 0 && report.invariants.keyReusesExcused <= 1, JSON.stringify(report.messages));
     assert.equal(report.invariants.keyReusesRefused + report.invariants.keyReusesExcused, report.messages['key-reuse']);
     // AND both workloads took part, their own invariants checked
-    for (const name of ['misjudgedDeadLetters', 'staleReads', 'ledgerMismatches', 'negativeBalances', 'syncEffects', 'negativeStock', 'stockMismatches', 'reservationMismatches', 'shipmentMismatches']) {
+    for (const name of ['misjudgedDeadLetters', 'staleReads', 'staleLockWrites', 'liveLockTakeovers', 'ledgerMismatches', 'negativeBalances', 'syncEffects', 'negativeStock', 'stockMismatches', 'reservationMismatches', 'shipmentMismatches']) {
       assert.ok(name in report.invariants.counts, `${name} was checked`);
     }
     assert.ok((report.messages.transfer ?? 0) > 0 && (report.messages.reserve ?? 0) > 0 && (report.messages.ship ?? 0) > 0, JSON.stringify(report.messages));

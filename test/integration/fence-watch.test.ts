@@ -6,7 +6,7 @@ import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { FencedError } from '../../shared/errors/index.ts';
 import { IdempotencyStore, type Claim, type ClaimOutcome } from '../../shared/idempotency/index.ts';
-import { releaseLockItem } from '../../shared/lock/index.ts';
+import { acquireLockItem, releaseLockItem } from '../../shared/lock/index.ts';
 import { localClientConfig, startDynamoDb, type Engine } from '../../local/engines/index.ts';
 import { fenceWatch, startDynamoDbFaultProxy, type DynamoDbFaultProxy, type FenceWatch } from '../../local/faults/index.ts';
 import { createBallastTables } from '../helpers/tables.ts';
@@ -69,7 +69,7 @@ describe('fence watch: lock writes on the wire, ordered as DynamoDB applied them
     await store().commitClaimed(second, { writes: [], result: { by: 'second' } });
     // THEN the watch saw the stale write refused, and nothing stale land
     const report = watch.report();
-    assert.deepEqual([report.staleWritesRefused, report.staleWritesApplied], [1, []]);
+    assert.deepEqual([report.staleWritesRefused, report.staleWritesApplied, report.liveTakeovers], [1, [], []]);
     assert.ok(report.acquisitions >= 2);
   });
 
@@ -86,5 +86,22 @@ describe('fence watch: lock writes on the wire, ordered as DynamoDB applied them
     const landed = watch.report().staleWritesApplied;
     assert.equal(landed.length, 1, JSON.stringify(landed));
     assert.match(landed[0] ?? '', new RegExp(`release of fw-2 for fence ${first.fence} landed after fence ${second.fence}`));
+  });
+
+  it("a lock taken while its holder's lease runs (an acquisition that ignores the lease) is reported as a live takeover", async () => {
+    // GIVEN a holder whose lease runs for another LEASE_MS
+    const first = claimed(await store().claim(job('fw-3', 'fw-fifth')));
+    const staleBefore = watch.report().staleWritesApplied.length;
+    // WHEN another acquisition takes it at once, its condition broken on purpose to ignore the lease (the fence still grows)
+    const nowMs = Date.now();
+    const taking = acquireLockItem(control, { resourceId: 'fw-3', ownerToken: 'intruder', fence: first.fence + 1 }, nowMs + LEASE_MS, nowMs);
+    assert.ok(taking.Update);
+    const { ':now': _now, ...values } = taking.Update.ExpressionAttributeValues ?? {};
+    await documents.send(new TransactWriteCommand({ TransactItems: [{ Update: { ...taking.Update, ConditionExpression: 'attribute_not_exists(pk) OR fence < :fence', ExpressionAttributeValues: values } }] }));
+    // THEN the watch reports it, with both fences; nothing else looks wrong
+    const takeovers = watch.report().liveTakeovers;
+    assert.equal(takeovers.length, 1, JSON.stringify(takeovers));
+    assert.match(takeovers[0] ?? '', new RegExp(`acquire of fw-3 with fence ${first.fence + 1} sent \\d+ ms before the lease of fence ${first.fence} ended`));
+    assert.equal(watch.report().staleWritesApplied.length, staleBefore);
   });
 });

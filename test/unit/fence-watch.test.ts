@@ -21,17 +21,18 @@ function wire(items: readonly TransactItem[], token: string) {
   };
 }
 
-const exchange = (items: readonly TransactItem[], token: string, sentAt: number, answeredAt: number, refusedAt?: number) => ({
-  operation: 'TransactWriteItems', request: wire(items, token), sentAt, answeredAt,
+/** (forwarded at `sentAtMs`, by default long after every lease these tests write) */
+const exchange = (items: readonly TransactItem[], token: string, sentAt: number, answeredAt: number, refusedAt?: number, sentAtMs = 100_000) => ({
+  operation: 'TransactWriteItems', request: wire(items, token), sentAt, answeredAt, sentAtMs,
   status: refusedAt === undefined ? 200 : 400,
   answerBody: Buffer.from(JSON.stringify(refusedAt === undefined ? {} : { CancellationReasons: items.map((_, i) => ({ Code: i === refusedAt ? 'ConditionalCheckFailed' : 'None' })) })),
 });
 
 describe('lockWriteOf', () => {
   it('recognises each lock write the builders make, and nothing else', () => {
-    assert.deepEqual(lockWriteOf(acquireLockItem(TABLE, hold(7), 1_000, 500)), { kind: 'acquire', resourceId: 'r-1', fence: 7 });
-    assert.deepEqual(lockWriteOf(extendLockItem(TABLE, hold(7), 2_000)), { kind: 'extend', resourceId: 'r-1', fence: 7 });
-    assert.deepEqual(lockWriteOf(releaseLockItem(TABLE, hold(7))), { kind: 'release', resourceId: 'r-1', fence: 7 });
+    assert.deepEqual(lockWriteOf(acquireLockItem(TABLE, hold(7), 1_000, 500)), { kind: 'acquire', resourceId: 'r-1', fence: 7, leaseUntilMs: 1_000 });
+    assert.deepEqual(lockWriteOf(extendLockItem(TABLE, hold(7), 2_000)), { kind: 'extend', resourceId: 'r-1', fence: 7, leaseUntilMs: 2_000 });
+    assert.deepEqual(lockWriteOf(releaseLockItem(TABLE, hold(7))), { kind: 'release', resourceId: 'r-1', fence: 7, leaseUntilMs: 0 });
     assert.equal(lockWriteOf({ Put: { TableName: TABLE, Item: { pk: 'lock#r-1', fence: 7 } } }), undefined);
     assert.equal(lockWriteOf({ Update: { TableName: TABLE, Key: { pk: 'idem#k' }, UpdateExpression: 'SET fence = :fence', ExpressionAttributeValues: { ':fence': 7 } } }), undefined);
   });
@@ -65,9 +66,9 @@ describe('fence watch', () => {
     watch.observe(exchange([acquireLockItem(TABLE, hold(200), 1_000, 0)], 'a', 1, 2));
     watch.observe(exchange([acquireLockItem(TABLE, hold(150), 1_000, 0)], 'b', 3, 4));
     watch.observe(exchange([{ Delete: { TableName: TABLE, Key: { pk: 'lock#r-1' } } }], 'c', 5, 6));
-    watch.observe({ operation: 'DeleteItem', request: { TableName: TABLE, Key: marshall({ pk: 'lock#r-2' }) }, sentAt: 7, answeredAt: 8, status: 200, answerBody: Buffer.from('{}') });
+    watch.observe({ operation: 'DeleteItem', request: { TableName: TABLE, Key: marshall({ pk: 'lock#r-2' }) }, sentAt: 7, answeredAt: 8, sentAtMs: 0, status: 200, answerBody: Buffer.from('{}') });
     // (other items and reads are none of its business)
-    watch.observe({ operation: 'DeleteItem', request: { TableName: TABLE, Key: marshall({ pk: 'idem#k' }) }, sentAt: 9, answeredAt: 10, status: 200, answerBody: Buffer.from('{}') });
+    watch.observe({ operation: 'DeleteItem', request: { TableName: TABLE, Key: marshall({ pk: 'idem#k' }) }, sentAt: 9, answeredAt: 10, sentAtMs: 0, status: 200, answerBody: Buffer.from('{}') });
     assert.deepEqual(watch.report().staleWritesApplied, [
       'acquire of r-1 with fence 150 landed after fence 200: the fence did not grow',
       'Delete of lock#r-1: a lock write the lock module does not make, which the fence watch cannot judge',
@@ -91,6 +92,22 @@ describe('fence watch', () => {
     watch.observe(exchange([acquireLockItem(TABLE, hold(200), 1_000, 0)], 'b', 5, 6));
     // The release's answer was lost; the SDK sent it again with its token.
     watch.observe(exchange([releaseLockItem(TABLE, hold(100))], 'release', 7, 8));
+    assert.deepEqual(watch.report().staleWritesApplied, []);
+  });
+
+  it("a lock taken while its holder's lease was live is a live takeover; after the lease ended, or after a release (even one in flight beside it), it is not", () => {
+    const watch = fenceWatch();
+    // r-1: held until 1_000, taken at 1_500 (the lease had ended)
+    watch.observe(exchange([acquireLockItem(TABLE, hold(100), 1_000, 0)], 'a', 1, 2, undefined, 0));
+    watch.observe(exchange([acquireLockItem(TABLE, hold(200), 2_500, 1_500)], 'b', 3, 4, undefined, 1_500));
+    // r-1: its holder's heartbeat extends the lease to 5_000, and the lock is taken at 3_000
+    watch.observe(exchange([extendLockItem(TABLE, hold(200), 5_000)], 'c', 5, 6, undefined, 2_000));
+    watch.observe(exchange([acquireLockItem(TABLE, hold(300), 6_000, 3_000)], 'd', 7, 8, undefined, 3_000));
+    // r-2: the holder's release was in flight beside the acquisition (sent before its answer): DynamoDB may have applied it first
+    watch.observe(exchange([acquireLockItem(TABLE, hold(100, 'r-2'), 5_000, 0)], 'e', 9, 10, undefined, 0));
+    watch.observe(exchange([releaseLockItem(TABLE, hold(100, 'r-2'))], 'f', 11, 14, undefined, 900));
+    watch.observe(exchange([acquireLockItem(TABLE, hold(200, 'r-2'), 6_000, 1_000)], 'g', 12, 13, undefined, 1_000));
+    assert.deepEqual(watch.report().liveTakeovers, ['acquire of r-1 with fence 300 sent 2000 ms before the lease of fence 200 ended']);
     assert.deepEqual(watch.report().staleWritesApplied, []);
   });
 });
