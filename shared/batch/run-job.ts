@@ -86,8 +86,7 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   } catch (error) {
     // The effect did not happen (or the external API refused it): give the claim back so the retry
     // need not wait out the lease.
-    await abandon(await heartbeat.stop(), options);
-    throw error;
+    throw heldBack(error, await abandon(await heartbeat.stop(), options));
   }
   // The effect happened. A heartbeat still in flight is awaited first, or its transaction would
   // conflict with the commit on the same items.
@@ -98,18 +97,39 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
     // Refused for good (a business rule, a DynamoDB limit): the job goes to the DLQ, so the lock
     // is released for the resource's other jobs. A transient failure keeps the claim: it expires
     // with its lease, and the redelivery replays the external call under the same key.
-    if (error instanceof FatalError) await abandon(claim, options);
-    throw error;
+    throw error instanceof FatalError ? heldBack(error, await abandon(claim, options)) : error;
   }
 }
 
 /**
  * Gives a claim and its lock back (retried in place: a claim left behind would sit IN_PROGRESS
- * past its lease); if it is no longer ours the condition fails and nothing changes.
+ * past its lease); if it is no longer ours the condition fails and nothing changes. Resolves with
+ * why it could not, if it could not.
  */
-async function abandon(claim: Claim, options: RunJobOptions): Promise<void> {
-  await inPlace('abandoning the claim', () => options.store.abandon(claim), options, Number.POSITIVE_INFINITY).catch((error: unknown) =>
-    options.logger().warn('could not abandon claim; it will expire with its lease', { error: error as Error }));
+async function abandon(claim: Claim, options: RunJobOptions): Promise<BallastError | undefined> {
+  try {
+    await inPlace('abandoning the claim', () => options.store.abandon(claim), options, Number.POSITIVE_INFINITY);
+    return undefined;
+  } catch (error) {
+    options.logger().warn('could not give the claim back; it expires with its lease, and a verdict waits for a later receive', { error: error as Error });
+    return classify(error);
+  }
+}
+
+/**
+ * What a job that failed after its claim answers. A verdict (a {@link FatalError}) goes to the DLQ
+ * only with the claim given back: dead-lettered while still held, its record would stay
+ * IN_PROGRESS for good and its resources locked until the lease ends. So while the claim could
+ * not be given back (a conflict, throttling, the batch's deadline cutting the retries short), the
+ * job is left for a later receive instead, which takes the claim over once its lease has ended,
+ * meets the same verdict and gives it back. An abandon refused for good (a role without the
+ * right, say) would meet the same refusal then: the verdict goes to the DLQ at once.
+ */
+function heldBack(error: unknown, notGivenBack: BallastError | undefined): unknown {
+  if (!(error instanceof FatalError) || !(notGivenBack instanceof TransientError)) return error;
+  return new TransientError(notGivenBack.reason, `${error.reason}: ${error.message}; its claim could not be given back (${notGivenBack.message}), so it is judged again on a later receive`, {
+    cause: error, context: { ...error.context, verdict: error.reason },
+  });
 }
 
 /**

@@ -33,12 +33,12 @@ type TransactItemInput = {
  * item `conflictIndex`, with the error shape DynamoDB gives one (another transaction committing
  * on that item at that moment).
  */
-function conflictOnce(isTarget: (items: readonly TransactItemInput[]) => boolean, conflictIndex: number) {
+function conflictOnce(isTarget: (items: readonly TransactItemInput[]) => boolean, conflictIndex: number, times = 1) {
   const client = new DynamoDBClient({});
   let conflicts = 0;
   client.middlewareStack.add((next) => async (args) => {
     const items = (args.input as { TransactItems?: TransactItemInput[] }).TransactItems ?? [];
-    if (conflicts === 0 && isTarget(items)) {
+    if (conflicts < times && isTarget(items)) {
       conflicts += 1;
       const reasons = items.map((_, i) => (i === conflictIndex ? 'TransactionConflict' : 'None'));
       throw new TransactionCanceledException({
@@ -184,6 +184,36 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     }
     // THEN it is dead-lettered, and neither its record nor the account's lock is still held
     assert.equal(failing.conflicts(), 1);
+    assert.deepEqual((await h.deadLetters(queues)).map((d) => d.reason), [ACCOUNT_REASONS.partnerRejected]);
+    const control = await h.local.documents.send(new ScanCommand({ TableName: h.tables.control, ConsistentRead: true }));
+    const held = (control.Items ?? []).filter((item) => String(item.pk).endsWith(accountId) || item.jobType === JOB_TYPES.syncProfile)
+      .filter((item) => item.status === 'IN_PROGRESS' || item.ownerToken !== undefined);
+    assert.deepEqual(held, []);
+  });
+
+  it('a refused sync whose claim cannot be given back is retried, not dead-lettered holding it; given back on a later receive, it is dead-lettered and nothing is left held', async () => {
+    const queues = await h.queues();
+    const accountId = 'acc-abandon-refused';
+    await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 5 } }));
+    await captureOutput(() => h.drain(queues, h.worker(queues)));
+    // GIVEN a client that cancels every abandon (a conflict each time, past the retries in place), and a partner that answers nonsense twice
+    const failing = conflictOnce((items) => items[0]?.Delete?.Key?.pk?.S?.startsWith('idem#') === true, 0, Number.POSITIVE_INFINITY);
+    h.partner.answerNext(accountId, 2, '["not a profile"]');
+    const leaseMs = 600;
+    try {
+      await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, payload: {} }));
+      // WHEN the sync is refused and its claim cannot be given back
+      const { value: first } = await captureOutput(() => h.deliver(queues, h.worker(queues, { documents: failing.documents, config: { leaseMs } })));
+      // THEN it is left for a later receive, its claim held until its lease ends, and nothing is in the DLQ
+      assert.ok(failing.conflicts() > 1);
+      assert.equal(first.failed.size, 1);
+      assert.deepEqual(await h.deadLetters(queues), []);
+    } finally {
+      failing.destroy();
+    }
+    // WHEN it comes back to a worker that can give the claim back (its lease ended meanwhile)
+    await captureOutput(() => h.drain(queues, h.worker(queues, { config: { leaseMs } })));
+    // THEN it is dead-lettered with its verdict, and neither its record nor the account's lock is still held
     assert.deepEqual((await h.deadLetters(queues)).map((d) => d.reason), [ACCOUNT_REASONS.partnerRejected]);
     const control = await h.local.documents.send(new ScanCommand({ TableName: h.tables.control, ConsistentRead: true }));
     const held = (control.Items ?? []).filter((item) => String(item.pk).endsWith(accountId) || item.jobType === JOB_TYPES.syncProfile)
