@@ -14,10 +14,11 @@
  *
  * It also checks the lease itself: a lock is taken only once its holder's lease has ended (or the
  * holder released it). The lease in force when an acquisition was applied is the one left by the
- * lock writes DynamoDB may have applied last before it; the acquisition is a live takeover only if
- * every such write left a lease that ends after the proxy forwarded it (on this machine's clock,
- * which the functions' leases are written in). The fence keeps a live takeover from corrupting
- * anything, so no other check sees one: it shows a lease that does not exclude.
+ * previous holder's writes (the highest fence below it) that DynamoDB may have applied last; the
+ * acquisition is a live takeover only if every such write left a lease that ends after the proxy
+ * forwarded it (on this machine's clock, which the functions' leases are written in). The fence
+ * keeps a live takeover from corrupting anything, so no other check sees one: it shows a lease
+ * that does not exclude.
  */
 import { parseJsonBody } from '../http.ts';
 import { lockKey, lockWriteOf, type LockWrite } from '../../shared/lock/index.ts';
@@ -89,7 +90,9 @@ export function fenceWatch(): FenceWatch {
       staleWritesApplied.push(`${write.how} of ${write.key}: a lock write the lock module does not make, which the fence watch cannot judge`);
       return;
     }
-    leases.set(write.resourceId, [...(leases.get(write.resourceId) ?? []), { write, sentAt, answeredAt, sentAtMs }]);
+    const writes = leases.get(write.resourceId) ?? [];
+    writes.push({ write, sentAt, answeredAt, sentAtMs });
+    leases.set(write.resourceId, writes);
     const newer = newestBefore(write.resourceId, sentAt);
     if (write.kind === 'acquire') {
       acquisitions += 1;
@@ -136,17 +139,20 @@ export function fenceWatch(): FenceWatch {
 }
 
 /**
- * The acquisitions among one lock's landed writes that took it while the lease was live. For an
- * acquisition A, the writes DynamoDB may have applied last before it are those sent before A was
- * answered and not certainly followed, before A was sent, by another such write; A is a live
- * takeover if every one of them left a lease ending after A was forwarded.
+ * The acquisitions among one lock's landed writes that took it while the lease was live. Every
+ * write that landed for a lower fence than an acquisition A was applied before A (after A its
+ * condition fails: a landed one is a `staleLockWrites` violation), so the lease in force when A
+ * applied was left by the holder just before it, the highest such fence: by the last of its writes,
+ * which is any of them not certainly followed by another of them (sent after it was answered). A
+ * is a live takeover if every such write left a lease ending after A was forwarded.
  */
 function liveTakeovers(writes: readonly Landed[]): string[] {
   const found: string[] = [];
   for (const taking of writes) {
     if (taking.write.kind !== 'acquire') continue;
-    const before = writes.filter((other) => other !== taking && other.sentAt < taking.answeredAt);
-    const maybeLast = before.filter((write) => !before.some((later) => later.sentAt > write.answeredAt && later.answeredAt < taking.sentAt));
+    const previousFence = Math.max(-Infinity, ...writes.filter((other) => other.write.fence < taking.write.fence).map((other) => other.write.fence));
+    const previous = writes.filter((other) => other.write.fence === previousFence);
+    const maybeLast = previous.filter((write) => !previous.some((later) => later.sentAt > write.answeredAt));
     if (maybeLast.length === 0) continue;
     const held = maybeLast.reduce((shortest, write) => (write.write.leaseUntilMs < shortest.write.leaseUntilMs ? write : shortest));
     if (held.write.leaseUntilMs > taking.sentAtMs) {

@@ -86,7 +86,8 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
   } catch (error) {
     // The effect did not happen (or the external API refused it): give the claim back so the retry
     // need not wait out the lease.
-    throw heldBack(error, await abandon(await heartbeat.stop(), options));
+    const held = await heartbeat.stop();
+    throw heldBack(error, held, await abandon(held, options), options);
   }
   // The effect happened. A heartbeat still in flight is awaited first, or its transaction would
   // conflict with the commit on the same items.
@@ -97,7 +98,7 @@ export async function runJob(envelope: Envelope, handler: JobHandler, options: R
     // Refused for good (a business rule, a DynamoDB limit): the job goes to the DLQ, so the lock
     // is released for the resource's other jobs. A transient failure keeps the claim: it expires
     // with its lease, and the redelivery replays the external call under the same key.
-    throw error instanceof FatalError ? heldBack(error, await abandon(claim, options)) : error;
+    throw error instanceof FatalError ? heldBack(error, claim, await abandon(claim, options), options) : error;
   }
 }
 
@@ -111,24 +112,30 @@ async function abandon(claim: Claim, options: RunJobOptions): Promise<BallastErr
     await inPlace('abandoning the claim', () => options.store.abandon(claim), options, Number.POSITIVE_INFINITY);
     return undefined;
   } catch (error) {
-    options.logger().warn('could not give the claim back; it expires with its lease, and a verdict waits for a later receive', { error: error as Error });
+    options.logger().warn('could not give the claim back; it expires with its lease', { error: error as Error });
     return classify(error);
   }
 }
+
+/** Why an abandon may succeed on a later receive: what a retry in place also waits out. */
+const PASSING_FAILURES: ReadonlySet<string> = new Set([REASONS.transactionConflict, REASONS.throttled, REASONS.dependencyUnavailable, REASONS.deadline]);
 
 /**
  * What a job that failed after its claim answers. A verdict (a {@link FatalError}) goes to the DLQ
  * only with the claim given back: dead-lettered while still held, its record would stay
  * IN_PROGRESS for good and its resources locked until the lease ends. So while the claim could
- * not be given back (a conflict, throttling, the batch's deadline cutting the retries short), the
- * job is left for a later receive instead, which takes the claim over once its lease has ended,
- * meets the same verdict and gives it back. An abandon refused for good (a role without the
- * right, say) would meet the same refusal then: the verdict goes to the DLQ at once.
+ * not be given back for a passing reason (a conflict, throttling, an outage, the batch's deadline
+ * cutting the retries short), the job is left for a later receive instead, once its lease has
+ * ended: that receive takes the claim over, meets the same verdict and gives it back. It keeps the
+ * verdict's reason, so if that was its last receive the DLQ still says why. Any other failure (a
+ * role without the right, say) would meet the same refusal then: the verdict goes to the DLQ at once.
  */
-function heldBack(error: unknown, notGivenBack: BallastError | undefined): unknown {
-  if (!(error instanceof FatalError) || !(notGivenBack instanceof TransientError)) return error;
-  return new TransientError(notGivenBack.reason, `${error.reason}: ${error.message}; its claim could not be given back (${notGivenBack.message}), so it is judged again on a later receive`, {
-    cause: error, context: { ...error.context, verdict: error.reason },
+function heldBack(error: unknown, claim: Claim, notGivenBack: BallastError | undefined, options: RunJobOptions): unknown {
+  const verdict = classify(error);
+  if (!(verdict instanceof FatalError) || !notGivenBack || !PASSING_FAILURES.has(notGivenBack.reason)) return error;
+  const retryAfterMs = Math.max(0, claim.leaseUntilMs - (options.nowMs ?? Date.now)());
+  return new TransientError(verdict.reason, `${verdict.message}; its claim could not be given back (${notGivenBack.message}), so it is judged again on a later receive`, {
+    cause: error, context: { ...verdict.context, abandonFailure: notGivenBack.reason, retryAfterMs },
   });
 }
 

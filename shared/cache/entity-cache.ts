@@ -354,8 +354,8 @@ function isReplyError(error: unknown): boolean {
 
 /**
  * An error as a log line should carry it. ioredis attaches the command to an error reply, and a
- * script's command is its whole Lua text with its keys: 1.5 KB on every failed read of an outage
- * or a missing ACL command, saying nothing the message does not.
+ * script's command, when sent as EVAL (a connection's first call, or after NOSCRIPT), is its whole
+ * Lua text: 1.5 KB in a line, saying nothing the message does not.
  */
 function loggable(error: unknown): Error | { name: string; message: string } {
   return isReplyError(error) ? { name: (error as Error).name, message: (error as Error).message } : error as Error;

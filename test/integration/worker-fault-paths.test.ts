@@ -203,10 +203,12 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     try {
       await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, payload: {} }));
       // WHEN the sync is refused and its claim cannot be given back
-      const { value: first } = await captureOutput(() => h.deliver(queues, h.worker(queues, { documents: failing.documents, config: { leaseMs } })));
-      // THEN it is left for a later receive, its claim held until its lease ends, and nothing is in the DLQ
+      const { value: first, output } = await captureOutput(() => h.deliver(queues, h.worker(queues, { documents: failing.documents, config: { leaseMs } })));
+      // THEN it is left for a later receive (its claim held until its lease ends) with its verdict as the reason, and nothing is in the DLQ
       assert.ok(failing.conflicts() > 1);
       assert.equal(first.failed.size, 1);
+      const retried = output.logs.find((log) => log.message === 'job will be retried');
+      assert.deepEqual([retried?.reason, (retried as { abandonFailure?: string } | undefined)?.abandonFailure], [ACCOUNT_REASONS.partnerRejected, REASONS.transactionConflict], JSON.stringify(output.logs));
       assert.deepEqual(await h.deadLetters(queues), []);
     } finally {
       failing.destroy();

@@ -95,7 +95,7 @@ describe('fence watch', () => {
     assert.deepEqual(watch.report().staleWritesApplied, []);
   });
 
-  it("a lock taken while its holder's lease was live is a live takeover; after the lease ended, or after a release (even one in flight beside it), it is not", () => {
+  it("a lock taken while its holder's lease was live is a live takeover (even with the holder's heartbeat still in flight); after the lease ended, or after a release (even one in flight beside it), it is not", () => {
     const watch = fenceWatch();
     // r-1: held until 1_000, taken at 1_500 (the lease had ended)
     watch.observe(exchange([acquireLockItem(TABLE, hold(100), 1_000, 0)], 'a', 1, 2, undefined, 0));
@@ -107,7 +107,15 @@ describe('fence watch', () => {
     watch.observe(exchange([acquireLockItem(TABLE, hold(100, 'r-2'), 5_000, 0)], 'e', 9, 10, undefined, 0));
     watch.observe(exchange([releaseLockItem(TABLE, hold(100, 'r-2'))], 'f', 11, 14, undefined, 900));
     watch.observe(exchange([acquireLockItem(TABLE, hold(200, 'r-2'), 6_000, 1_000)], 'g', 12, 13, undefined, 1_000));
-    assert.deepEqual(watch.report().liveTakeovers, ['acquire of r-1 with fence 300 sent 2000 ms before the lease of fence 200 ended']);
+    // r-3: the holder's heartbeat (lease to 5_000) was forwarded before the acquisition and answered after it; it landed, so
+    // it applied first (after the acquisition its condition fails), and the acquisition at 1_500 took a live lock
+    watch.observe(exchange([acquireLockItem(TABLE, hold(100, 'r-3'), 1_000, 0)], 'h', 20, 21, undefined, 0));
+    watch.observe(exchange([acquireLockItem(TABLE, hold(200, 'r-3'), 6_000, 1_500)], 'j', 23, 24, undefined, 1_500));
+    watch.observe(exchange([extendLockItem(TABLE, hold(100, 'r-3'), 5_000)], 'i', 22, 25, undefined, 1_400));
+    assert.deepEqual(watch.report().liveTakeovers, [
+      'acquire of r-1 with fence 300 sent 2000 ms before the lease of fence 200 ended',
+      'acquire of r-3 with fence 200 sent 3500 ms before the lease of fence 100 ended',
+    ]);
     assert.deepEqual(watch.report().staleWritesApplied, []);
   });
 });
