@@ -6,8 +6,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_FAULTS, runChaos } from '../../local/chaos/run.ts';
 
-describe('chaos run: exactly-once and never-stale under every fault combined', () => {
-  it('1,800 messages on both workloads\' skewed accounts and SKUs: every invariant is 0, every fault kind was injected', async () => {
+/**
+ * Longer than the suite's 5-minute default: a run takes 4–6 minutes on CI's two cores beside another
+ * test file, most of it the drain of what the mid-work kills left in flight (their batches come back
+ * after the chaos stack's 24 s visibility timeout).
+ */
+const RUN_TIMEOUT_MS = 10 * 60_000;
+
+describe('chaos run: exactly-once and never-stale under every fault combined', { timeout: RUN_TIMEOUT_MS }, () => {
+  it('1,800 messages on both workloads\' skewed accounts and SKUs: every invariant is 0, every fault kind was injected', { timeout: RUN_TIMEOUT_MS }, async () => {
     const report = await runChaos({
       seed: 20261201,
       jobs: 1_800,
