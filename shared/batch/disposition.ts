@@ -2,7 +2,7 @@ import { TRACEPARENT_MESSAGE_ATTRIBUTE } from '../tracing/index.ts';
 import type { SQSRecord } from 'aws-lambda';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../envelope/index.ts';
-import type { BallastError } from '../errors/index.ts';
+import { LockBusyError, type BallastError } from '../errors/index.ts';
 
 /** SQS's cap on a visibility timeout (12 hours). */
 const MAX_VISIBILITY_SECONDS = 43_200;
@@ -57,6 +57,19 @@ export function lockWaitSeconds(attempt: number, retryAfterMs: number, options: 
 }
 
 /**
+ * How long a retried record stays hidden: after a held lock, its {@link lockWaitSeconds} when its
+ * last receive can requeue it; otherwise its backoff, but at least what the error says to wait
+ * (`retryAfterMs`: a claim's remaining lease, which nothing ends sooner).
+ */
+export function retryDelaySeconds(record: SQSRecord, error: BallastError, options: BackoffOptions = {}, random = Math.random): number {
+  const attempt = Number(record.attributes.ApproximateReceiveCount ?? 1);
+  const retryAfterMs = Number(error.context.retryAfterMs);
+  return error instanceof LockBusyError && canRequeue(record)
+    ? lockWaitSeconds(attempt, retryAfterMs, options, random)
+    : backoffSeconds(attempt, options, random, Number.isFinite(retryAfterMs) ? retryAfterMs / 1000 : 0);
+}
+
+/**
  * Whether a record still meeting a held lock on its last receive can be sent to its queue again
  * ({@link requeuedMessage}): not from a FIFO queue (a copy would jump its group's order and cannot
  * be delayed), and only with room for the attribute the copy carries.
@@ -104,11 +117,12 @@ const MAX_DELAY_SECONDS = 900;
 export const LOCK_WAIT_SINCE_ATTRIBUTE = 'ballast.lockWaitSince';
 
 /**
- * The copy of a record that still meets a held lock on its last receive, sent to its own queue as
- * a new message: its receive count starts over, so waiting behind a busy resource never spends the
- * attempts that would dead-letter it. Same body and attributes (the trace context among them),
- * delayed by its {@link lockWaitSeconds} at the receive count it reached (the copy's own receives
- * then back off from the first again), and `ballast.lockWaitSince` carrying when the wait began.
+ * The copy of a record that still waits for a resource on its last receive (a held lock, its lane,
+ * its own claim's lease: `waitedForResource`), sent to its own queue as a new message: its receive
+ * count starts over, so waiting behind a busy resource never spends the attempts that would
+ * dead-letter it. Same body and attributes (the trace context among them), delayed by its
+ * {@link retryDelaySeconds} at the receive count it reached (the copy's own receives then back off
+ * from the first again), and `ballast.lockWaitSince` carrying when the wait began.
  * Undefined when the record should go to the DLQ after all: it has waited longer than
  * `maxLockWaitMs` (a lock no one ever gets is an incident, not a queue), or it cannot be requeued
  * ({@link canRequeue}).
@@ -126,8 +140,7 @@ export function requeuedMessage(
   return {
     MessageBody: record.body,
     MessageAttributes: { ...Object.fromEntries(carried), [LOCK_WAIT_SINCE_ATTRIBUTE]: { DataType: 'Number', StringValue: String(waitingSince) } },
-    DelaySeconds: Math.min(MAX_DELAY_SECONDS,
-      lockWaitSeconds(Number(record.attributes.ApproximateReceiveCount ?? 1), Number(error.context.retryAfterMs), facts.backoff, facts.random)),
+    DelaySeconds: Math.min(MAX_DELAY_SECONDS, retryDelaySeconds(record, error, facts.backoff, facts.random)),
   };
 }
 

@@ -9,7 +9,7 @@ import type { IdempotencyStore, ScreenedRecords } from '../idempotency/index.ts'
 import { lockKey } from '../lock/index.ts';
 import { countByReason, METRICS, MetricUnit, type Observability } from '../observability/index.ts';
 import { annotate, ATTRIBUTES, contextOfRecord, inSpan, SPANS, tracer } from '../tracing/index.ts';
-import { backoffSeconds, canRequeue, deadLetterMessage, lockWaitSeconds, requeuedMessage, type BackoffOptions } from './disposition.ts';
+import { deadLetterMessage, requeuedMessage, retryDelaySeconds, type BackoffOptions } from './disposition.ts';
 import { processBatch } from './process-batch.ts';
 import { runJob } from './run-job.ts';
 import type { JobHandler, RecordOutcome } from './types.ts';
@@ -194,22 +194,10 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     return { batchItemFailures: outcomes.filter((o) => o.status === 'retry').map((o) => ({ itemIdentifier: o.record.messageId })) };
   };
 
-  /**
-   * A retried record's backoff: after a held lock, its lock wait (at most the holder's remaining
-   * lease) when its last receive can requeue it; otherwise at least what the error says to wait.
-   */
-  const visibilityOf = (record: SQSRecord, error: BallastError) => {
-    const attempt = Number(record.attributes.ApproximateReceiveCount ?? 1);
-    const retryAfterMs = Number(error.context.retryAfterMs);
-    return error instanceof LockBusyError && canRequeue(record)
-      ? lockWaitSeconds(attempt, retryAfterMs, options.backoff, options.random)
-      : backoffSeconds(attempt, options.backoff, options.random, Number.isFinite(retryAfterMs) ? retryAfterMs / 1000 : 0);
-  };
-
   /** Pushes each retried record's next appearance out by its backoff (10 entries per call). */
   const backOff = async (outcomes: readonly RecordOutcome[]) => {
     const retried = outcomes.filter((o): o is Extract<RecordOutcome, { status: 'retry' }> => o.status === 'retry')
-      .map((o) => ({ ...o, visibilitySeconds: visibilityOf(o.record, o.error) }));
+      .map((o) => ({ ...o, visibilitySeconds: retryDelaySeconds(o.record, o.error, options.backoff, options.random) }));
     for (const o of retried) if (o.error instanceof LockBusyError) metrics.addMetric(METRICS.lockWaitMs, MetricUnit.Milliseconds, o.visibilitySeconds * 1000);
     const byQueue = Map.groupBy(retried, (o) => o.record.eventSourceARN);
     for (const [arn, group] of byQueue) {
@@ -247,7 +235,7 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
       if (outcome.status === 'requeued') {
         countContention(outcome.error);
         metrics.addMetric(METRICS.lockRequeues, MetricUnit.Count, 1);
-        log().warn('job requeued: still waiting for its resource on its last receive (a held lock, or its lane until the deadline)', errorFields(outcome.error));
+        log().warn('job requeued: still waiting for its resource on its last receive (a held lock, its lane until the deadline, or its own claim until its lease ends)', errorFields(outcome.error));
         continue;
       }
       if (outcome.status !== 'retry' && outcome.status !== 'dead-lettered') {

@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { trace } from '@opentelemetry/api';
 import type { Envelope } from '../envelope/index.ts';
-import { classify, FatalError, FencedError, REASONS, TransientError, type BallastError } from '../errors/index.ts';
+import { ClaimHeldError, classify, FatalError, FencedError, REASONS, TransientError, type BallastError } from '../errors/index.ts';
 import { describeIssues, safeParse } from '../validation/index.ts';
 import type { Claim, CommitPlan, Completion, IdempotencyStore, ScreenedRecords } from '../idempotency/index.ts';
 import { lockKey } from '../lock/index.ts';
@@ -127,14 +127,16 @@ const PASSING_FAILURES: ReadonlySet<string> = new Set([REASONS.transactionConfli
  * not be given back for a passing reason (a conflict, throttling, an outage, the batch's deadline
  * cutting the retries short), the job is left for a later receive instead, once its lease has
  * ended: that receive takes the claim over, meets the same verdict and gives it back. It keeps the
- * verdict's reason, so if that was its last receive the DLQ still says why. Any other failure (a
- * role without the right, say) would meet the same refusal then: the verdict goes to the DLQ at once.
+ * verdict's reason; on its last receive it is sent to its queue again as a record waiting for a
+ * resource is (its own claim), so its receives never run out while the claim is held. Any other
+ * failure (a role without the right, say) would meet the same refusal then: the verdict goes to
+ * the DLQ at once.
  */
 function heldBack(error: unknown, claim: Claim, notGivenBack: BallastError | undefined, options: RunJobOptions): unknown {
   const verdict = classify(error);
   if (!(verdict instanceof FatalError) || !notGivenBack || !PASSING_FAILURES.has(notGivenBack.reason)) return error;
   const retryAfterMs = Math.max(0, claim.leaseUntilMs - (options.nowMs ?? Date.now)());
-  return new TransientError(verdict.reason, `${verdict.message}; its claim could not be given back (${notGivenBack.message}), so it is judged again on a later receive`, {
+  return new ClaimHeldError(verdict.reason, `${verdict.message}; its claim could not be given back (${notGivenBack.message}), so it is judged again on a later receive`, {
     cause: error, context: { ...verdict.context, abandonFailure: notGivenBack.reason, retryAfterMs },
   });
 }

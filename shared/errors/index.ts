@@ -113,9 +113,16 @@ export class LaneWaitError extends TransientError {
   }
 }
 
-/** Whether a failure is a wait for a busy resource, which its last receive requeues rather than dead-letters. */
+/**
+ * A verdict (its reason kept) whose claim could not be given back: it waits for its own claim's
+ * lease to end (`retryAfterMs`), so that a later receive takes the claim over, meets the same
+ * verdict and gives it back before the DLQ.
+ */
+export class ClaimHeldError extends TransientError {}
+
+/** Whether a failure is a wait for a busy resource (or its own held claim), which its last receive requeues rather than dead-letters. */
 export function waitedForResource(error: BallastError): boolean {
-  return error instanceof LockBusyError || error instanceof LaneWaitError;
+  return error instanceof LockBusyError || error instanceof LaneWaitError || error instanceof ClaimHeldError;
 }
 
 /** Our lease was taken over (we stalled past it): our commit was refused and changed nothing. */

@@ -223,6 +223,38 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
     assert.deepEqual(held, []);
   });
 
+  it('on its last receive, a refused sync whose claim cannot be given back is requeued, not dead-lettered holding it; the copy gives it back and is dead-lettered', async () => {
+    const queues = await h.queues({ maxReceiveCount: 1 });
+    const accountId = 'acc-abandon-last';
+    await h.send(queues, h.envelope({ resourceId: accountId, payload: { amount: 5 } }));
+    await captureOutput(() => h.drain(queues, h.worker(queues, { config: { maxReceiveCount: 1 } })));
+    // GIVEN a client that cancels every abandon, a partner that answers nonsense twice, and a queue whose first receive is its last
+    const failing = conflictOnce((items) => items[0]?.Delete?.Key?.pk?.S?.startsWith('idem#') === true, 0, Number.POSITIVE_INFINITY);
+    h.partner.answerNext(accountId, 2, '["not a profile"]');
+    const config = { leaseMs: 600, maxReceiveCount: 1 };
+    try {
+      await h.send(queues, h.envelope({ type: JOB_TYPES.syncProfile, resourceId: accountId, payload: {} }));
+      // WHEN the sync is refused on its last receive and its claim cannot be given back
+      const { value: first, output } = await captureOutput(() => h.deliver(queues, h.worker(queues, { documents: failing.documents, config })));
+      // THEN it is sent to its queue again, delayed past its lease, with its verdict as the reason; nothing is in the DLQ
+      assert.ok(failing.conflicts() > 1);
+      assert.equal(first.failed.size, 0);
+      const requeued = output.logs.find((log) => /^job requeued/.test(String(log.message)));
+      assert.deepEqual([requeued?.reason, (requeued as { abandonFailure?: string } | undefined)?.abandonFailure], [ACCOUNT_REASONS.partnerRejected, REASONS.transactionConflict], JSON.stringify(output.logs));
+      assert.deepEqual(await h.deadLetters(queues), []);
+    } finally {
+      failing.destroy();
+    }
+    // WHEN the copy comes back to a worker that can give the claim back
+    await captureOutput(() => h.drain(queues, h.worker(queues, { config })));
+    // THEN it is dead-lettered with its verdict, and neither its record nor the account's lock is still held
+    assert.deepEqual((await h.deadLetters(queues)).map((d) => d.reason), [ACCOUNT_REASONS.partnerRejected]);
+    const control = await h.local.documents.send(new ScanCommand({ TableName: h.tables.control, ConsistentRead: true }));
+    const held = (control.Items ?? []).filter((item) => String(item.pk).endsWith(accountId) || item.jobType === JOB_TYPES.syncProfile)
+      .filter((item) => item.status === 'IN_PROGRESS' || item.ownerToken !== undefined);
+    assert.deepEqual(held, []);
+  });
+
   it('limits DynamoDB refuses (item over 400 KB, over 100 items, one item twice) are fatal at once with a precise reason; the external effect ran once', async () => {
     const queues = await h.queues();
     let performed = 0;

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSMessageAttributes, SQSRecord } from 'aws-lambda';
-import { canRequeue, lockWaitSeconds, processBatch, requeuedMessage, type ProcessBatchOptions } from '../../shared/batch/index.ts';
-import { LockBusyError, REASONS, TransientError } from '../../shared/errors/index.ts';
+import { canRequeue, lockWaitSeconds, processBatch, requeuedMessage, retryDelaySeconds, type ProcessBatchOptions } from '../../shared/batch/index.ts';
+import { ClaimHeldError, LockBusyError, REASONS, TransientError } from '../../shared/errors/index.ts';
 import { jobRecord } from '../helpers/sqs-records.ts';
 
 const HOUR_MS = 3_600_000;
@@ -58,6 +58,16 @@ describe('requeuedMessage: a record still waiting for a lock, sent again as a ne
     assert.equal(requeuedMessage(late, busy(2 * HOUR_MS), { nowMs: 60_000, maxLockWaitMs: 3 * HOUR_MS, backoff: { maxSeconds: 3_600 }, random: () => 1 })?.DelaySeconds, 900);
   });
 
+  it("a verdict waiting for its own claim's lease waits it out whole: nothing ends that lease sooner", () => {
+    const record = sentAt(jobRecord({ resourceId: 'a' }, { attempt: 5 }), 1_000);
+    const held = (retryAfterMs: number) => new ClaimHeldError('partner-rejected', 'refused; its claim could not be given back', { context: { retryAfterMs } });
+    // Its backoff when that is longer, else the lease, rounded up: a lock's holder may release early, its own claim will not
+    assert.equal(requeuedMessage(record, held(45_000), { nowMs: 60_000, maxLockWaitMs: HOUR_MS, random: () => 0 })?.DelaySeconds, 45);
+    assert.equal(requeuedMessage(record, busy(45_000), { nowMs: 60_000, maxLockWaitMs: HOUR_MS, random: () => 0 })?.DelaySeconds, 16);
+    assert.equal(retryDelaySeconds(jobRecord({ resourceId: 'a' }, { attempt: 1 }), held(2_500), {}, () => 0), 3);
+    assert.equal(retryDelaySeconds(jobRecord({ resourceId: 'a' }, { attempt: 1 }), busy(2_500), {}, () => 0), 1);
+  });
+
   it('declines (the record is then dead-lettered with lock-busy) past the longest wait, on a FIFO queue, or with no room left for its attribute', () => {
     const record = sentAt(jobRecord({ resourceId: 'a' }), 1_000);
     assert.equal(requeuedMessage(record, busy(1_000), { nowMs: HOUR_MS + 1_001, maxLockWaitMs: HOUR_MS }), undefined, 'waited longer than the bound');
@@ -81,6 +91,7 @@ describe('processBatch: waiting for a lock is not failing', () => {
       maxReceiveCount: 3,
       run: async (_record, envelope) => {
         if (envelope.payload.kind === 'busy') throw busy(2_000);
+        if (envelope.payload.kind === 'held') throw new ClaimHeldError('partner-rejected', 'refused; its claim could not be given back', { context: { retryAfterMs: 2_000 } });
         // What a cancellation the store cannot explain is reported as: no lock held, nothing to wait for
         if (envelope.payload.kind === 'unexplained') throw new TransientError(REASONS.lockBusy, 'transaction cancelled: [None, None]');
         throw new TransientError(REASONS.throttled, 'slow down');
@@ -91,7 +102,7 @@ describe('processBatch: waiting for a lock is not failing', () => {
     return { options, deadLettered };
   }
 
-  it('on its last receive, a record meeting a held lock is requeued and deleted, not dead-lettered; any other failure there still goes to the DLQ', async () => {
+  it('on its last receive, a record meeting a held lock (or its own held claim) is requeued and deleted, not dead-lettered; any other failure there still goes to the DLQ', async () => {
     const requeued: string[] = [];
     const { options, deadLettered } = harness(async (record, error) => {
       requeued.push(`${record.messageId}:${error.reason}`);
@@ -102,10 +113,11 @@ describe('processBatch: waiting for a lock is not failing', () => {
       jobRecord({ resourceId: 'b', payload: { kind: 'busy' } }, { attempt: 1, messageId: 'first' }),
       jobRecord({ resourceId: 'c', payload: { kind: 'throttled' } }, { attempt: 3, messageId: 'other' }),
       jobRecord({ resourceId: 'd', payload: { kind: 'unexplained' } }, { attempt: 3, messageId: 'unexplained' }),
+      jobRecord({ resourceId: 'e', payload: { kind: 'held' } }, { attempt: 3, messageId: 'held' }),
     ], options);
-    assert.deepEqual(outcomes.map((o) => o.status), ['requeued', 'retry', 'dead-lettered', 'dead-lettered']);
-    assert.deepEqual(requeued, ['last:lock-busy'], 'a receive to spare: retried as before, by its visibility');
-    assert.deepEqual(deadLettered, ['other:throttled', 'unexplained:lock-busy'], 'only a held lock (LockBusyError) is waited for');
+    assert.deepEqual(outcomes.map((o) => o.status), ['requeued', 'retry', 'dead-lettered', 'dead-lettered', 'requeued']);
+    assert.deepEqual(requeued, ['last:lock-busy', 'held:partner-rejected'], 'a receive to spare: retried as before, by its visibility');
+    assert.deepEqual(deadLettered, ['other:throttled', 'unexplained:lock-busy'], 'only a held lock (LockBusyError) or claim (ClaimHeldError) is waited for');
   });
 
   it('a requeue declined (waited too long) or failed leaves the record to the DLQ with lock-busy, never a silent drop', async () => {
