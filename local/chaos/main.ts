@@ -97,6 +97,7 @@ function printReport(r: ChaosReport, seconds: number): void {
   log(`chaos run: seed ${r.seed}, ${r.jobs} jobs on ${Object.entries(r.sizes).map(([what, n]) => `${n} ${what}`).join(', ')} in ${seconds} s (${r.jobsPerSecond} jobs/s while busy; phases ${Object.entries(r.phasesSeconds).map(([k, v]) => `${k} ${v} s`).join(', ')})`);
   log(`messages: ${Object.entries(r.messages).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   log(`faults injected: ${Object.entries(r.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  log(`the functions' most frequent WARN and ERROR lines: ${Object.entries(r.functionLogs.counts).slice(0, 8).map(([k, v]) => `${k} ×${v}`).join('; ')}`);
   log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}; commits answered from screened records: ${r.invariants.screenedCommits}; records requeued behind a held lock: ${r.invariants.lockRequeues}`
     + `; stale holders' lock writes refused by their fence: ${r.invariants.fencedWrites ?? 'not watched'}; cache entries compared with the table: ${r.invariants.cacheEntriesCompared}`
     + `; readers' answers held to a finished invalidation: ${r.invariants.readsChecked ?? 'not checked'}`
@@ -112,5 +113,11 @@ function printReport(r: ChaosReport, seconds: number): void {
     return;
   }
   log(`\nVIOLATIONS (replay with --seed ${r.seed}):`);
-  for (const [name] of bad) log(`  ${name}: ${(r.invariants.examples[name] ?? []).join('; ')}`);
+  for (const [name] of bad) {
+    log(`  ${name}: ${(r.invariants.examples[name] ?? []).join('; ')}`);
+    for (const [key, lines] of Object.entries(r.functionLogs.aboutViolations[name] ?? {})) {
+      log(`    what the functions logged about ${key} (WARN and above):`);
+      for (const line of lines) log(`      ${line}`);
+    }
+  }
 }

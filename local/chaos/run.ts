@@ -16,6 +16,7 @@ import { startWorkloadFakes, type ExternalApiChaos } from '../external-api/index
 import { paceMessages } from '../demo/producer.ts';
 import { snapshot } from '../demo/progress.ts';
 import { fenceWatch, startDynamoDbFaultProxy } from '../faults/index.ts';
+import { FunctionLogs } from './function-logs.ts';
 import { holderStalls } from './holder-stalls.ts';
 import { readerStalls } from './reader-stalls.ts';
 import { scheduleRedisFaults, splitRate } from './faults.ts';
@@ -96,6 +97,8 @@ export interface ChaosReport {
   readonly replayed: number;
   readonly deadLetterCopiesCollapsed: number;
   readonly invariants: InvariantReport;
+  /** What the functions logged at WARN and above: how often, by message, and the lines about each violation's keys. */
+  readonly functionLogs: { readonly counts: Record<string, number>; readonly aboutViolations: Record<string, Record<string, string[]>> };
 }
 
 const APP = fileURLToPath(new URL('./app.ts', import.meta.url));
@@ -166,12 +169,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const injected: Record<string, number> = {};
   let thrown = 0;
   let workerName = '';
+  const logs = new FunctionLogs();
   const cloud = await startLocalCloud({
     engines, appFile: APP, context: fakes.settings,
     // Every job's trace is read at the end: the store must not drop the early ones (a trace per message, with room for the rest).
     tracing: { maxTraces: 10_000 + 2 * (workload.openings.length + traffic.length) },
     functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint },
     faults: {},
+    onLog: logs.observe,
     onInvocation: (functionName, summary) => {
       const { outcome, error } = summary as { outcome?: string; error?: unknown };
       if (outcome === 'timeout') injected.invocationTimeouts = (injected.invocationTimeouts ?? 0) + 1;
@@ -297,6 +302,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       replayed,
       deadLetterCopiesCollapsed: letters.reduce((sum, letter) => sum + letter.copies - 1, 0),
       invariants,
+      functionLogs: {
+        counts: logs.counts(),
+        aboutViolations: logs.about(Object.fromEntries(Object.entries(invariants.examples).filter(([name]) => (invariants.counts[name] ?? 0) > 0))),
+      },
     };
   } finally {
     clearInterval(progress);
