@@ -45,7 +45,11 @@ export interface BallastErrorOptions extends ErrorOptions {
   readonly context?: Record<string, unknown>;
 }
 
-/** Base of every error ballast raises on purpose. */
+/**
+ * Base of every error ballast raises on purpose. Each subclass names itself (`override name =
+ * 'LockBusyError'`): the stack's bundles are minified, which renames classes, and `name` is what
+ * a log line's `errorName` says. A subclass that does not is named by its class as the bundle has it.
+ */
 export abstract class BallastError extends Error {
   readonly reason: Reason;
   readonly context: Record<string, unknown>;
@@ -59,13 +63,18 @@ export abstract class BallastError extends Error {
 }
 
 /** Worth retrying later: the same message may succeed on a later receive. */
-export class TransientError extends BallastError {}
+export class TransientError extends BallastError {
+  override name = 'TransientError';
+}
 
 /** Retrying cannot help: the message goes to the DLQ with its reason. */
-export class FatalError extends BallastError {}
+export class FatalError extends BallastError {
+  override name = 'FatalError';
+}
 
 /** The body is not a valid envelope (bad JSON, missing or malformed fields). */
 export class InvalidEnvelopeError extends FatalError {
+  override name = 'InvalidEnvelopeError';
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.invalidEnvelope, message, options);
   }
@@ -76,6 +85,7 @@ export class InvalidEnvelopeError extends FatalError {
  * be rolling out; past the receive limit the message lands in the DLQ, replayable later.
  */
 export class IncompatibleVersionError extends TransientError {
+  override name = 'IncompatibleVersionError';
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.incompatibleVersion, message, options);
   }
@@ -83,6 +93,7 @@ export class IncompatibleVersionError extends TransientError {
 
 /** The same idempotency key arrived for another resource or payload: a producer bug, never a retry. */
 export class IdempotencyKeyReusedError extends FatalError {
+  override name = 'IdempotencyKeyReusedError';
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.idempotencyKeyReused, message, options);
   }
@@ -90,6 +101,7 @@ export class IdempotencyKeyReusedError extends FatalError {
 
 /** Another worker holds the job's claim (IN_PROGRESS with a live lease). */
 export class JobInProgressError extends TransientError {
+  override name = 'JobInProgressError';
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.jobInProgress, message, options);
   }
@@ -97,6 +109,7 @@ export class JobInProgressError extends TransientError {
 
 /** Another worker holds the resource's lease lock. */
 export class LockBusyError extends TransientError {
+  override name = 'LockBusyError';
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.lockBusy, message, options);
   }
@@ -108,6 +121,7 @@ export class LockBusyError extends TransientError {
  * Its reason stays `deadline` (the time ran out; no lock was met).
  */
 export class LaneWaitError extends TransientError {
+  override name = 'LaneWaitError';
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.deadline, message, options);
   }
@@ -118,7 +132,9 @@ export class LaneWaitError extends TransientError {
  * lease to end (`retryAfterMs`), so that a later receive takes the claim over, meets the same
  * verdict and gives it back before the DLQ.
  */
-export class ClaimHeldError extends TransientError {}
+export class ClaimHeldError extends TransientError {
+  override name = 'ClaimHeldError';
+}
 
 /** Whether a failure is a wait for a busy resource (or its own held claim), which its last receive requeues rather than dead-letters. */
 export function waitedForResource(error: BallastError): boolean {
@@ -127,6 +143,7 @@ export function waitedForResource(error: BallastError): boolean {
 
 /** Our lease was taken over (we stalled past it): our commit was refused and changed nothing. */
 export class FencedError extends TransientError {
+  override name = 'FencedError';
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.fenced, message, options);
   }
@@ -149,7 +166,9 @@ export function isRetryableAwsError(error: unknown): boolean {
  * more than 100 transaction items, one item twice in a transaction, nesting beyond 32 levels).
  * The same request can never succeed, so it is fatal at once, with the limit as its reason.
  */
-export class RequestRejectedError extends FatalError {}
+export class RequestRejectedError extends FatalError {
+  override name = 'RequestRejectedError';
+}
 
 /** DynamoDB's ValidationException messages, by the limit they name. */
 const VALIDATION_REASONS: readonly [RegExp, Reason][] = [

@@ -13,22 +13,25 @@ export interface ProducerErrorOptions extends ErrorOptions {
 
 /** Base of every producer error. */
 export class ProducerError extends Error {
+  override name = 'ProducerError';
   readonly line: number | undefined;
   readonly context: Record<string, unknown>;
 
   constructor(message: string, options: ProducerErrorOptions = {}) {
     super(options.line === undefined ? message : `line ${options.line}: ${message}`, options);
-    this.name = new.target.name;
     this.line = options.line;
     this.context = options.context ?? {};
   }
 }
 
 /** A job does not validate: unknown type, missing or malformed field, bad JSON. Nothing was sent. */
-export class InvalidJobError extends ProducerError {}
+export class InvalidJobError extends ProducerError {
+  override name = 'InvalidJobError';
+}
 
 /** The message would exceed the queue's size limit. Nothing was sent for it. */
 export class MessageTooLargeError extends ProducerError {
+  override name = 'MessageTooLargeError';
   readonly sizeBytes: number;
   readonly maxBytes: number;
 
@@ -40,4 +43,6 @@ export class MessageTooLargeError extends ProducerError {
 }
 
 /** Options of a producer are invalid (names the field, the value and the fix). */
-export class ProducerConfigurationError extends ProducerError {}
+export class ProducerConfigurationError extends ProducerError {
+  override name = 'ProducerConfigurationError';
+}
