@@ -28,6 +28,7 @@ const HELP = `npm run chaos -- [flags]
   --reader-stall R       the read API's table reads answered late, past a hot item's next commit (default ${DEFAULT_FAULTS.readerStallRate})
   --redis-outage S       seconds Redis is down (restarted empty) (default ${DEFAULT_FAULTS.redisOutageMs / 1000})
   --no-redis-faults      skip the FLUSHALL, the CLIENT PAUSE and the outage
+  --no-rollout           keep one worker version (by default a second one, with a longer lock lease, is rolled out, back and out again)
   --out FILE             JSON results (default bench/results/chaos.json)`;
 
 const flags = scriptFlags({
@@ -46,6 +47,7 @@ const flags = scriptFlags({
     'reader-stall': { type: 'string', default: String(DEFAULT_FAULTS.readerStallRate) },
     'redis-outage': { type: 'string', default: String(DEFAULT_FAULTS.redisOutageMs / 1000) },
     'no-redis-faults': { type: 'boolean', default: false },
+    'no-rollout': { type: 'boolean', default: false },
     out: { type: 'string', default: new URL('../../bench/results/chaos.json', import.meta.url).pathname },
   },
 }, HELP);
@@ -65,6 +67,7 @@ const options = {
     readerStallRate: number('reader-stall', 0, 1),
     redis: !flags['no-redis-faults'],
     redisOutageMs: number('redis-outage', 0, 600) * 1000,
+    rollout: !flags['no-rollout'],
   },
 };
 
@@ -97,6 +100,7 @@ function printReport(r: ChaosReport, seconds: number): void {
   log(`chaos run: seed ${r.seed}, ${r.jobs} jobs on ${Object.entries(r.sizes).map(([what, n]) => `${n} ${what}`).join(', ')} in ${seconds} s (${r.jobsPerSecond} jobs/s while busy; phases ${Object.entries(r.phasesSeconds).map(([k, v]) => `${k} ${v} s`).join(', ')})`);
   log(`messages: ${Object.entries(r.messages).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   log(`faults injected: ${Object.entries(r.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (r.rollout) log(`worker versions: ${Object.entries(r.rollout.leaseMs).map(([version, leaseMs]) => `${version} (lease ${leaseMs} ms) ran ${r.rollout?.invocations[version] ?? 0} invocations, processed ${r.rollout?.processed[version] ?? 0}`).join('; ')}`);
   log(`the functions' most frequent WARN and ERROR lines: ${Object.entries(r.functionLogs.counts).slice(0, 8).map(([k, v]) => `${k} ×${v}`).join('; ')}`);
   log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}; commits answered from screened records: ${r.invariants.screenedCommits}; records requeued behind a held lock: ${r.invariants.lockRequeues}`
     + `; stale holders' lock writes refused by their fence: ${r.invariants.fencedWrites ?? 'not watched'}; cache entries compared with the table: ${r.invariants.cacheEntriesCompared}`

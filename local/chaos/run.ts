@@ -19,6 +19,7 @@ import { fenceWatch, startDynamoDbFaultProxy } from '../faults/index.ts';
 import { FunctionLogs } from './function-logs.ts';
 import { holderStalls } from './holder-stalls.ts';
 import { readerStalls } from './reader-stalls.ts';
+import { workerRollout, type RolloutReport, type WorkerRollout } from './rollout.ts';
 import { scheduleRedisFaults, splitRate } from './faults.ts';
 import { allDeadLetters, checkInvariants, isKeyReuse, rightlyRejected, type InvariantReport } from './invariants.ts';
 import { seededRandom } from './random.ts';
@@ -54,11 +55,16 @@ export interface ChaosFaults {
   readonly redis: boolean;
   /** How long the Redis outage lasts. */
   readonly redisOutageMs: number;
+  /**
+   * A worker rollout during the faults ({@link workerRollout}): a second version with its own lock
+   * lease takes part of the invocations, is rolled back, takes half, and is promoted.
+   */
+  readonly rollout: boolean;
 }
 
 export const DEFAULT_FAULTS: ChaosFaults = {
   crashAfterWorkRate: 0.05, crashBeforeWorkRate: 0.05, crashDuringWorkRate: 0.1, timeoutRate: 0.02, dynamodbRate: 0.05, externalRate: 0.08, holderStallRate: 0.1,
-  readerStallRate: 0.4, redis: true, redisOutageMs: 30_000,
+  readerStallRate: 0.4, redis: true, redisOutageMs: 30_000, rollout: true,
 };
 
 export interface ChaosOptions {
@@ -97,6 +103,8 @@ export interface ChaosReport {
   readonly replayed: number;
   readonly deadLetterCopiesCollapsed: number;
   readonly invariants: InvariantReport;
+  /** What each worker version did (by `WORKER_VERSION`), when the run rolled a second version out. */
+  readonly rollout?: RolloutReport;
   /** What the functions logged at WARN and above: how often, by message, and the lines about each violation's keys. */
   readonly functionLogs: { readonly counts: Record<string, number>; readonly aboutViolations: Record<string, Record<string, string[]>> };
 }
@@ -236,6 +244,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // (the readers draw from their own sequence: their timing must not shift the faults' draws)
     const readerRandom = seededRandom(options.seed ^ 0x7ead);
     readers = startReaders({ readApiUrl: outputs.ReadApiUrl as string, paths: workload.reads, entities, random: readerRandom, recentlySent: () => recentlySent() });
+    const rollout: WorkerRollout | undefined = faults.rollout ? workerRollout({ cloud, functionName: workerName, sendMs, injected, log }) : undefined;
     const redisFaults = faults.redis ? scheduleRedisFaults(sendMs, faults.redisOutageMs, () => redis, (next) => void (redis = next), injected, log) : Promise.resolve();
     const base = sent;
     let sentInPhase = 0;
@@ -248,6 +257,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     });
     recentlySent = () => undefined;
     await redisFaults;
+    await rollout?.during;
 
     // The convoys' wait for the backlog and the drain share one budget.
     const drainDeadlineMs = Date.now() + (options.drainTimeoutMs ?? 20 * 60_000);
@@ -259,6 +269,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
 
     enter('drain');
+    rollout?.promote();
     // (at least a minute: an empty queue takes two quiet polls a second apart to be called drained)
     await drain(sqs, outputs.JobsQueueUrl as string, Math.max(60_000, drainDeadlineMs - Date.now()), log);
     cloud.faults.crashAfterWorkRate = 0;
@@ -302,6 +313,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       replayed,
       deadLetterCopiesCollapsed: letters.reduce((sum, letter) => sum + letter.copies - 1, 0),
       invariants,
+      ...(rollout ? { rollout: rollout.report() } : {}),
       functionLogs: {
         counts: logs.counts(),
         aboutViolations: logs.about(Object.fromEntries(Object.entries(invariants.examples).filter(([name]) => (invariants.counts[name] ?? 0) > 0))),

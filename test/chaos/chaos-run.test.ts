@@ -31,7 +31,7 @@ describe('chaos run: exactly-once and never-stale under every fault combined', {
     // (the functions' WARN lines were kept, so a violation would come with what its jobs logged)
     assert.ok(Object.keys(report.functionLogs.counts).some((line) => line.endsWith(' WARN job will be retried')), JSON.stringify(report.functionLogs.counts));
     // AND every fault kind really happened
-    for (const kind of ['crashesAfterWork', 'crashesBeforeWork', 'crashesDuringWork', 'invocationTimeouts', 'holderStalls', 'readerStalls', 'redis.flushall', 'redis.pause', 'redis.outage',
+    for (const kind of ['rollout.canary', 'rollout.rollback', 'rollout.promote', 'crashesAfterWork', 'crashesBeforeWork', 'crashesDuringWork', 'invocationTimeouts', 'holderStalls', 'readerStalls', 'redis.flushall', 'redis.pause', 'redis.outage',
       'dynamodb.throttling', 'dynamodb.provisionedThroughputExceeded', 'dynamodb.internalServerError', 'dynamodb.transactionConflict',
       'dynamodb.lostResponse', 'dynamodb.stall']) {
       assert.ok((report.injected[kind] ?? 0) > 0, `fault ${kind} was injected (${JSON.stringify(report.injected)})`);
@@ -41,6 +41,8 @@ describe('chaos run: exactly-once and never-stale under every fault combined', {
       const atFakes = (report.injected[`partner.${kind}`] ?? 0) + (report.injected[`carrier.${kind}`] ?? 0);
       assert.ok(atFakes > 0, `fault ${kind} was injected at an API fake (${JSON.stringify(report.injected)})`);
     }
+    // (both worker versions, each with its own lock lease, did part of the work)
+    assert.ok(Object.values(report.rollout?.processed ?? {}).filter((n) => n > 0).length === 2, JSON.stringify(report.rollout));
     assert.ok((report.messages.poison ?? 0) >= 15 && (report.messages['producer-duplicate'] ?? 0) > 100);
     // (a tenth of the traffic is duplicates: the workers screen their batches, and the invariants cover it)
     assert.ok(report.invariants.screenedCommits > 0, 'some commits were answered from screened records');
