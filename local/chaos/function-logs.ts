@@ -8,6 +8,10 @@
 const KEPT_LEVELS: ReadonlySet<string> = new Set(['WARN', 'ERROR', 'CRITICAL']);
 /** A line is cut to this many characters: an error's stack is long, and its first lines say enough. */
 const MAX_LINE_CHARS = 1_500;
+/** Lines kept over the whole run at most: a 50,000-message run keeps far fewer, but a run gone wrong must not exhaust memory. */
+const MAX_KEPT_LINES = 200_000;
+/** A logged error's stack is cut to its first frames. */
+const STACK_LINES = 4;
 /** Fields every line of a function carries that say nothing about the job. */
 const DROPPED_FIELDS = ['service', 'sampling_rate', 'xray_trace_id', 'function_arn', 'function_memory_size', 'function_request_id', 'cold_start'];
 
@@ -30,6 +34,7 @@ export class FunctionLogs {
   readonly #counts = new Map<string, number>();
   readonly #first: number;
   readonly #last: number;
+  #kept = 0;
 
   constructor(options: FunctionLogsOptions = {}) {
     this.#first = options.first ?? 4;
@@ -50,8 +55,10 @@ export class FunctionLogs {
     const summary = `${functionName} ${level} ${String(entry.message ?? '')}`;
     this.#counts.set(summary, (this.#counts.get(summary) ?? 0) + 1);
     const keys = keysOf(entry);
-    if (keys.length === 0) return;
+    if (keys.length === 0 || this.#kept >= MAX_KEPT_LINES) return;
     for (const field of DROPPED_FIELDS) delete entry[field];
+    const error = entry.error as { stack?: unknown } | undefined;
+    if (typeof error?.stack === 'string') error.stack = error.stack.split('\n').slice(0, STACK_LINES + 1).join('\n');
     const text = `${functionName} ${JSON.stringify(entry)}`.slice(0, MAX_LINE_CHARS);
     for (const key of keys) this.#keep(key, text);
   };
@@ -86,12 +93,15 @@ export class FunctionLogs {
     if (!story) this.#byKey.set(key, (story = { first: [], last: [], skipped: 0 }));
     if (story.first.length < this.#first) {
       story.first.push(text);
+      this.#kept += 1;
       return;
     }
     story.last.push(text);
+    this.#kept += 1;
     if (story.last.length > this.#last) {
       story.last.shift();
       story.skipped += 1;
+      this.#kept -= 1;
     }
   }
 }

@@ -2,7 +2,7 @@ import { TRACEPARENT_MESSAGE_ATTRIBUTE } from '../tracing/index.ts';
 import type { SQSRecord } from 'aws-lambda';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../envelope/index.ts';
-import { LockBusyError, type BallastError } from '../errors/index.ts';
+import { ClaimHeldError, LockBusyError, type BallastError } from '../errors/index.ts';
 
 /** SQS's cap on a visibility timeout (12 hours). */
 const MAX_VISIBILITY_SECONDS = 43_200;
@@ -59,14 +59,17 @@ export function lockWaitSeconds(attempt: number, retryAfterMs: number, options: 
 /**
  * How long a retried record stays hidden: after a held lock, its {@link lockWaitSeconds} when its
  * last receive can requeue it; otherwise its backoff, but at least what the error says to wait
- * (`retryAfterMs`: a claim's remaining lease, which nothing ends sooner).
+ * (`retryAfterMs`: a claim's remaining lease). A job's own held claim ({@link ClaimHeldError}) is
+ * waited out whole, past the backoff's cap: met again while its lease runs, it would only spend
+ * a receive on `job-in-progress`.
  */
 export function retryDelaySeconds(record: SQSRecord, error: BallastError, options: BackoffOptions = {}, random = Math.random): number {
   const attempt = Number(record.attributes.ApproximateReceiveCount ?? 1);
   const retryAfterMs = Number(error.context.retryAfterMs);
-  return error instanceof LockBusyError && canRequeue(record)
-    ? lockWaitSeconds(attempt, retryAfterMs, options, random)
-    : backoffSeconds(attempt, options, random, Number.isFinite(retryAfterMs) ? retryAfterMs / 1000 : 0);
+  const atLeastSeconds = Number.isFinite(retryAfterMs) ? retryAfterMs / 1000 : 0;
+  if (error instanceof LockBusyError && canRequeue(record)) return lockWaitSeconds(attempt, retryAfterMs, options, random);
+  if (error instanceof ClaimHeldError) return Math.min(MAX_VISIBILITY_SECONDS, Math.max(backoffSeconds(attempt, options, random), Math.ceil(atLeastSeconds)));
+  return backoffSeconds(attempt, options, random, atLeastSeconds);
 }
 
 /**
@@ -123,9 +126,9 @@ export const LOCK_WAIT_SINCE_ATTRIBUTE = 'ballast.lockWaitSince';
  * dead-letter it. Same body and attributes (the trace context among them), delayed by its
  * {@link retryDelaySeconds} at the receive count it reached (the copy's own receives then back off
  * from the first again), and `ballast.lockWaitSince` carrying when the wait began.
- * Undefined when the record should go to the DLQ after all: it has waited longer than
- * `maxLockWaitMs` (a lock no one ever gets is an incident, not a queue), or it cannot be requeued
- * ({@link canRequeue}).
+ * Undefined when the record should go to the DLQ after all: it has waited for a lock longer than
+ * `maxLockWaitMs` (a lock no one ever gets is an incident, not a queue; a job's own held claim
+ * ends with its lease, so that wait has no such bound), or it cannot be requeued ({@link canRequeue}).
  */
 export function requeuedMessage(
   record: SQSRecord, error: BallastError, facts: { nowMs: number; maxLockWaitMs: number; backoff?: BackoffOptions; random?: () => number },
@@ -135,7 +138,7 @@ export function requeuedMessage(
   const carriedSince = Number(record.messageAttributes?.[LOCK_WAIT_SINCE_ATTRIBUTE]?.stringValue);
   const since = Number.isFinite(carriedSince) && carriedSince > 0 ? carriedSince : Number(record.attributes.SentTimestamp);
   const waitingSince = Number.isFinite(since) && since > 0 ? Math.min(since, facts.nowMs) : facts.nowMs;
-  if (facts.nowMs - waitingSince > facts.maxLockWaitMs) return undefined;
+  if (facts.nowMs - waitingSince > facts.maxLockWaitMs && !(error instanceof ClaimHeldError)) return undefined;
   const carried = sendable(record).filter(([name]) => name !== LOCK_WAIT_SINCE_ATTRIBUTE);
   return {
     MessageBody: record.body,

@@ -4,7 +4,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, GetQueueUrlCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../envelope/index.ts';
-import { FatalError, LockBusyError, REASONS, type BallastError } from '../errors/index.ts';
+import { ClaimHeldError, FatalError, LockBusyError, REASONS, type BallastError } from '../errors/index.ts';
 import type { IdempotencyStore, ScreenedRecords } from '../idempotency/index.ts';
 import { lockKey } from '../lock/index.ts';
 import { countByReason, METRICS, MetricUnit, type Observability } from '../observability/index.ts';
@@ -165,13 +165,15 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
           nowMs: nowMs(), maxLockWaitMs: (options.maxLockWaitSeconds ?? 3_600) * 1000, backoff: options.backoff, random: options.random,
         });
         if (!message) return false;
+        // A verdict waiting out its own claim's lease is no lock wait: neither its span nor the lock metrics count it.
+        const heldClaim = error instanceof ClaimHeldError;
         try {
           const queueUrl = await queueUrlOf(record.eventSourceARN);
-          await inSpan(SPANS.lockWait, { attributes: waitAttributes(error, message.DelaySeconds) }, async (span) => {
+          await inSpan(heldClaim ? SPANS.visibilityBackoff : SPANS.lockWait, { attributes: waitAttributes(error, message.DelaySeconds) }, async (span) => {
             await options.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, ...message }));
-            span.setAttribute(ATTRIBUTES.lockRequeued, true);
+            if (!heldClaim) span.setAttribute(ATTRIBUTES.lockRequeued, true);
           });
-          metrics.addMetric(METRICS.lockWaitMs, MetricUnit.Milliseconds, message.DelaySeconds * 1000);
+          if (!heldClaim) metrics.addMetric(METRICS.lockWaitMs, MetricUnit.Milliseconds, message.DelaySeconds * 1000);
           await deleteHandedOff(record, 'requeued');
           return true;
         } catch (sendError) {
@@ -232,10 +234,16 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     const debug = logger.getLevelName() === 'DEBUG';
     for (const outcome of outcomes) {
       const log = recordLogger(outcome.record, outcome.envelope);
+      if (outcome.status === 'requeued' && outcome.error instanceof ClaimHeldError) {
+        // A retry in all but name: its receives start over so that it is never dead-lettered holding its claim.
+        byReason[METRICS.retries].set(outcome.error.reason, (byReason[METRICS.retries].get(outcome.error.reason) ?? 0) + 1);
+        log().warn("job requeued: its claim could not be given back, and its last receive waits out the claim's lease", errorFields(outcome.error));
+        continue;
+      }
       if (outcome.status === 'requeued') {
         countContention(outcome.error);
         metrics.addMetric(METRICS.lockRequeues, MetricUnit.Count, 1);
-        log().warn('job requeued: still waiting for its resource on its last receive (a held lock, its lane until the deadline, or its own claim until its lease ends)', errorFields(outcome.error));
+        log().warn('job requeued: still waiting for its resource on its last receive (a held lock, or its lane until the deadline)', errorFields(outcome.error));
         continue;
       }
       if (outcome.status !== 'retry' && outcome.status !== 'dead-lettered') {

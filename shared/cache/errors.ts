@@ -5,7 +5,7 @@ import { FatalError, REASONS, TransientError, type BallastErrorOptions } from '.
  * valid, and ids outside the rule are never cached, so there is nothing to invalidate.
  */
 export class InvalidCacheIdError extends FatalError {
-  override name = 'InvalidCacheIdError';
+  static { this.prototype.name = 'InvalidCacheIdError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.invalidPayload, message, options);
   }
@@ -16,7 +16,7 @@ export class InvalidCacheIdError extends FatalError {
  * readers fall back to DynamoDB; the invalidator reports the record so the stream retries it.
  */
 export class CacheUnavailableError extends TransientError {
-  override name = 'CacheUnavailableError';
+  static { this.prototype.name = 'CacheUnavailableError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.dependencyUnavailable, message, options);
   }
@@ -28,7 +28,7 @@ export class CacheUnavailableError extends TransientError {
  * retrying.
  */
 export class MalformedItemError extends FatalError {
-  override name = 'MalformedItemError';
+  static { this.prototype.name = 'MalformedItemError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.invalidPayload, message, options);
   }
@@ -39,7 +39,7 @@ export class MalformedItemError extends FatalError {
  * construction or cold start, naming the field, the value and the fix.
  */
 export class CacheConfigurationError extends Error {
-  override name = 'CacheConfigurationError';
+  static { this.prototype.name = 'CacheConfigurationError'; }
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
   }

@@ -46,9 +46,10 @@ export interface BallastErrorOptions extends ErrorOptions {
 }
 
 /**
- * Base of every error ballast raises on purpose. Each subclass names itself (`override name =
- * 'LockBusyError'`): the stack's bundles are minified, which renames classes, and `name` is what
- * a log line's `errorName` says. A subclass that does not is named by its class as the bundle has it.
+ * Base of every error ballast raises on purpose. Each of ours names itself on its prototype
+ * (`static { this.prototype.name = 'LockBusyError'; }`): the stack's bundles are minified, which
+ * renames classes, and `name` is what a log line's `errorName` says. A subclass that does not is
+ * named by its class (as the bundle has it, if minified).
  */
 export abstract class BallastError extends Error {
   readonly reason: Reason;
@@ -56,7 +57,7 @@ export abstract class BallastError extends Error {
 
   constructor(reason: Reason, message: string, options: BallastErrorOptions = {}) {
     super(message, options);
-    this.name = new.target.name;
+    if (!Object.hasOwn(new.target.prototype, 'name')) this.name = new.target.name;
     this.reason = reason;
     this.context = options.context ?? {};
   }
@@ -64,17 +65,17 @@ export abstract class BallastError extends Error {
 
 /** Worth retrying later: the same message may succeed on a later receive. */
 export class TransientError extends BallastError {
-  override name = 'TransientError';
+  static { this.prototype.name = 'TransientError'; }
 }
 
 /** Retrying cannot help: the message goes to the DLQ with its reason. */
 export class FatalError extends BallastError {
-  override name = 'FatalError';
+  static { this.prototype.name = 'FatalError'; }
 }
 
 /** The body is not a valid envelope (bad JSON, missing or malformed fields). */
 export class InvalidEnvelopeError extends FatalError {
-  override name = 'InvalidEnvelopeError';
+  static { this.prototype.name = 'InvalidEnvelopeError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.invalidEnvelope, message, options);
   }
@@ -85,7 +86,7 @@ export class InvalidEnvelopeError extends FatalError {
  * be rolling out; past the receive limit the message lands in the DLQ, replayable later.
  */
 export class IncompatibleVersionError extends TransientError {
-  override name = 'IncompatibleVersionError';
+  static { this.prototype.name = 'IncompatibleVersionError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.incompatibleVersion, message, options);
   }
@@ -93,7 +94,7 @@ export class IncompatibleVersionError extends TransientError {
 
 /** The same idempotency key arrived for another resource or payload: a producer bug, never a retry. */
 export class IdempotencyKeyReusedError extends FatalError {
-  override name = 'IdempotencyKeyReusedError';
+  static { this.prototype.name = 'IdempotencyKeyReusedError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.idempotencyKeyReused, message, options);
   }
@@ -101,7 +102,7 @@ export class IdempotencyKeyReusedError extends FatalError {
 
 /** Another worker holds the job's claim (IN_PROGRESS with a live lease). */
 export class JobInProgressError extends TransientError {
-  override name = 'JobInProgressError';
+  static { this.prototype.name = 'JobInProgressError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.jobInProgress, message, options);
   }
@@ -109,7 +110,7 @@ export class JobInProgressError extends TransientError {
 
 /** Another worker holds the resource's lease lock. */
 export class LockBusyError extends TransientError {
-  override name = 'LockBusyError';
+  static { this.prototype.name = 'LockBusyError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.lockBusy, message, options);
   }
@@ -121,7 +122,7 @@ export class LockBusyError extends TransientError {
  * Its reason stays `deadline` (the time ran out; no lock was met).
  */
 export class LaneWaitError extends TransientError {
-  override name = 'LaneWaitError';
+  static { this.prototype.name = 'LaneWaitError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.deadline, message, options);
   }
@@ -133,7 +134,7 @@ export class LaneWaitError extends TransientError {
  * verdict and gives it back before the DLQ.
  */
 export class ClaimHeldError extends TransientError {
-  override name = 'ClaimHeldError';
+  static { this.prototype.name = 'ClaimHeldError'; }
 }
 
 /** Whether a failure is a wait for a busy resource (or its own held claim), which its last receive requeues rather than dead-letters. */
@@ -143,7 +144,7 @@ export function waitedForResource(error: BallastError): boolean {
 
 /** Our lease was taken over (we stalled past it): our commit was refused and changed nothing. */
 export class FencedError extends TransientError {
-  override name = 'FencedError';
+  static { this.prototype.name = 'FencedError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.fenced, message, options);
   }
@@ -167,7 +168,7 @@ export function isRetryableAwsError(error: unknown): boolean {
  * The same request can never succeed, so it is fatal at once, with the limit as its reason.
  */
 export class RequestRejectedError extends FatalError {
-  override name = 'RequestRejectedError';
+  static { this.prototype.name = 'RequestRejectedError'; }
 }
 
 /** DynamoDB's ValidationException messages, by the limit they name. */

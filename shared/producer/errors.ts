@@ -13,12 +13,14 @@ export interface ProducerErrorOptions extends ErrorOptions {
 
 /** Base of every producer error. */
 export class ProducerError extends Error {
-  override name = 'ProducerError';
+  static { this.prototype.name = 'ProducerError'; }
   readonly line: number | undefined;
   readonly context: Record<string, unknown>;
 
   constructor(message: string, options: ProducerErrorOptions = {}) {
     super(options.line === undefined ? message : `line ${options.line}: ${message}`, options);
+    // Ours are named on their prototypes (minified bundles rename classes); a subclass of yours without a name is named by its class.
+    if (!Object.hasOwn(new.target.prototype, 'name')) this.name = new.target.name;
     this.line = options.line;
     this.context = options.context ?? {};
   }
@@ -26,12 +28,12 @@ export class ProducerError extends Error {
 
 /** A job does not validate: unknown type, missing or malformed field, bad JSON. Nothing was sent. */
 export class InvalidJobError extends ProducerError {
-  override name = 'InvalidJobError';
+  static { this.prototype.name = 'InvalidJobError'; }
 }
 
 /** The message would exceed the queue's size limit. Nothing was sent for it. */
 export class MessageTooLargeError extends ProducerError {
-  override name = 'MessageTooLargeError';
+  static { this.prototype.name = 'MessageTooLargeError'; }
   readonly sizeBytes: number;
   readonly maxBytes: number;
 
@@ -44,5 +46,5 @@ export class MessageTooLargeError extends ProducerError {
 
 /** Options of a producer are invalid (names the field, the value and the fix). */
 export class ProducerConfigurationError extends ProducerError {
-  override name = 'ProducerConfigurationError';
+  static { this.prototype.name = 'ProducerConfigurationError'; }
 }

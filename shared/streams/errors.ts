@@ -5,7 +5,7 @@ import { FatalError, REASONS, type BallastErrorOptions } from '../errors/index.t
  * or no usable `DDBStreamBatchInfo`). Fatal: the same bytes can never describe a stream range.
  */
 export class InvalidInvocationRecordError extends FatalError {
-  override name = 'InvalidInvocationRecordError';
+  static { this.prototype.name = 'InvalidInvocationRecordError'; }
   constructor(message: string, options?: BallastErrorOptions) {
     super(REASONS.invalidPayload, message, options);
   }

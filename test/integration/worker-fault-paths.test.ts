@@ -241,6 +241,8 @@ describe('worker fault paths on DynamoDB Local + fauxqs', () => {
       assert.equal(first.failed.size, 0);
       const requeued = output.logs.find((log) => /^job requeued/.test(String(log.message)));
       assert.deepEqual([requeued?.reason, (requeued as { abandonFailure?: string } | undefined)?.abandonFailure], [ACCOUNT_REASONS.partnerRejected, REASONS.transactionConflict], JSON.stringify(output.logs));
+      // (counted as a retry with its verdict's reason, not as a lock wait)
+      assert.deepEqual([metricTotal(output, 'JobsRetried'), metricTotal(output, 'LockWaitRequeues'), metricTotal(output, 'LockWaitMs')], [1, 0, 0]);
       assert.deepEqual(await h.deadLetters(queues), []);
     } finally {
       failing.destroy();

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { FatalError, LockBusyError } from '../../shared/errors/index.ts';
+import { InvalidJobError, ProducerError } from '../../shared/producer/errors.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Every module of `shared/` that a function's bundle carries errors from. */
@@ -36,5 +38,14 @@ export const names = Object.entries(modules)
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("a user's subclass without a name of its own is named by its class, not by the framework's class it extends", () => {
+    class OrderLockedError extends FatalError {}
+    class SlowLockError extends LockBusyError {}
+    class QuotaError extends ProducerError {}
+    assert.deepEqual([new OrderLockedError('order-locked', 'locked').name, new SlowLockError('slow').name, new QuotaError('over quota').name],
+      ['OrderLockedError', 'SlowLockError', 'QuotaError']);
+    assert.deepEqual([new LockBusyError('busy').name, new InvalidJobError('bad').name], ['LockBusyError', 'InvalidJobError']);
   });
 });

@@ -65,6 +65,11 @@ describe('requeuedMessage: a record still waiting for a lock, sent again as a ne
     assert.equal(requeuedMessage(record, held(45_000), { nowMs: 60_000, maxLockWaitMs: HOUR_MS, random: () => 0 })?.DelaySeconds, 45);
     assert.equal(requeuedMessage(record, busy(45_000), { nowMs: 60_000, maxLockWaitMs: HOUR_MS, random: () => 0 })?.DelaySeconds, 16);
     assert.equal(retryDelaySeconds(jobRecord({ resourceId: 'a' }, { attempt: 1 }), held(2_500), {}, () => 0), 3);
+    // Past the backoff's cap too (a lease of 10 minutes against a 5-minute cap), and past the longest lock wait: it ends with the lease
+    assert.equal(retryDelaySeconds(jobRecord({ resourceId: 'a' }, { attempt: 1 }), held(600_000), { maxSeconds: 300 }, () => 0), 600);
+    const longWaited = sentAt(jobRecord({ resourceId: 'a' }, { attempt: 5 }), 1_000);
+    assert.equal(requeuedMessage(longWaited, held(30_000), { nowMs: 2 * HOUR_MS, maxLockWaitMs: HOUR_MS, random: () => 0 })?.DelaySeconds, 30);
+    assert.equal(requeuedMessage(longWaited, busy(30_000), { nowMs: 2 * HOUR_MS, maxLockWaitMs: HOUR_MS }), undefined);
     assert.equal(retryDelaySeconds(jobRecord({ resourceId: 'a' }, { attempt: 1 }), busy(2_500), {}, () => 0), 1);
   });
 
