@@ -185,6 +185,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint },
     faults: {},
     onLog: logs.observe,
+    // (the rollout's routing draws from its own sequence, so the seed fixes its share too)
+    routingRandom: seededRandom(options.seed ^ 0x4011),
     onInvocation: (functionName, summary) => {
       const { outcome, error } = summary as { outcome?: string; error?: unknown };
       if (outcome === 'timeout') injected.invocationTimeouts = (injected.invocationTimeouts ?? 0) + 1;

@@ -56,6 +56,8 @@ export interface LocalCloudOptions {
   readonly faults?: FunctionFaults;
   /** Every line a function writes (logs, EMF). @default - dropped after metrics are read */
   readonly onLog?: (line: string, functionName: string) => void;
+  /** Draws which version an alias's invocation runs on while a canary routes a share elsewhere (seeded by the chaos run and tests). @default Math.random */
+  readonly routingRandom?: () => number;
   readonly onInvocation?: (functionName: string, summary: InvocationSummary | unknown) => void;
   /** Every state change of one of the stack's alarms (evaluated locally every 10 s). @default - none */
   readonly onAlarm?: (transition: AlarmTransition) => void;
@@ -253,7 +255,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     runtimes.set(fn.name, runtime);
     const first = { version: LOCAL_VERSION, runtime };
     versions.set(fn.name, new Map([[LOCAL_VERSION, first]]));
-    routing.set(fn.name, new AliasRouting(first));
+    routing.set(fn.name, new AliasRouting(first, options.routingRandom));
   }
   const publish = (fn: LocalResources['functions'][number], code: PublishedCode = {}, number?: string): LocalVersion => {
     const version = number ?? String((published.get(fn.name) ?? 1) + 1);

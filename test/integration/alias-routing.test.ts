@@ -30,7 +30,11 @@ describe('alias routing: two versions of a function behind one alias', () => {
   describe('on the local cloud', () => {
     /** How each invocation of a queue mapping ended, for the failure messages: a version that processed nothing says why. */
     const invocations: string[] = [];
+    let draws = 0;
     const { local, cloud } = useLocalCloud({
+      // Alternating draws: at a weight of 0.5, invocations alternate between the versions (random
+      // draws sent all six of a run's batches to one version about once in 32 runs).
+      routingRandom: () => ((draws += 1) % 2 === 0 ? 0.25 : 0.75),
       onInvocation: (functionName, summary) => {
         const { outcome, batchSize, durationMs, error } = summary as { outcome: string; batchSize: number; durationMs: number; error?: unknown };
         invocations.push(`${functionName}: ${outcome} ${batchSize} records in ${durationMs} ms${error ? ` (${String(error)})` : ''}`);
