@@ -73,3 +73,20 @@ export class AliasRouting {
   /** An async handler with Lambda's signature that routes each invocation. */
   readonly handler = (event: unknown, context?: Context): Promise<unknown> => this.pick().runtime.handler(event, context);
 }
+
+/**
+ * Draws for {@link AliasRouting} spread evenly instead of at random (the base-2 van der Corput
+ * sequence: 0, 0.5, 0.25, 0.75, 0.125, …): at a weight `w`, every run of invocations sends about
+ * the share `w` of them to the additional version, never bunched. A rehearsal's canary runs few
+ * invocations (10 % of a minute or two's); drawn at random, the new version's could come in a
+ * clump or not at all, and the verdict would depend on the draws rather than on the version.
+ */
+export function evenDraws(): () => number {
+  let n = 0;
+  return () => {
+    n += 1;
+    let value = 0;
+    for (let rest = n, unit = 0.5; rest > 0; rest = Math.floor(rest / 2), unit /= 2) value += (rest % 2) * unit;
+    return value;
+  };
+}

@@ -25,7 +25,7 @@ import { SpanStore, type SpanStoreOptions } from '../tracing/store.ts';
 import { serveTraces } from '../tracing/endpoint.ts';
 import { registerProcessTracing } from '../tracing/process.ts';
 
-export { AliasRouting, type LocalVersion } from './alias-routing.ts';
+export { AliasRouting, evenDraws, type LocalVersion } from './alias-routing.ts';
 
 /** The code of a version published after the start: another bundle, or the same one with other environment variables. */
 export interface PublishedCode {

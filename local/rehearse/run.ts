@@ -12,7 +12,7 @@ import { reconcileReport, type ReconcileReport } from '../../shared/cache/index.
 import { METRICS } from '../../shared/observability/index.ts';
 import { REASONS } from '../../shared/errors/index.ts';
 import { localClientConfig, type EngineEndpoints } from '../engines/index.ts';
-import { startLocalCloud, type DeploymentEvent, type LocalCloud, type StackUpdateOutcome } from '../cloud/index.ts';
+import { evenDraws, startLocalCloud, type DeploymentEvent, type LocalCloud, type StackUpdateOutcome } from '../cloud/index.ts';
 import type { SynthesizedStack } from '../cloud/assembly.ts';
 import type { ExternalApi } from '../external-api/index.ts';
 import { paceMessages } from '../demo/producer.ts';
@@ -120,6 +120,8 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
   try {
     cloud = await startLocalCloud({
       engines: options.engines, stack: options.from.stack, timeScale: options.timeScale, environmentOverrides: options.settings,
+      // The canary's share spread evenly over its few invocations: the verdict is the version's, not the draws'.
+      routingRandom: evenDraws(),
       onAlarm: ({ name, from, to, reason }) => log(`  alarm ${name}: ${from} → ${to} (${reason})`),
     });
   } catch (error) {

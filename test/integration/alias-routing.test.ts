@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { createEnvelope } from '../../shared/envelope/index.ts';
-import { AliasRouting } from '../../local/cloud/index.ts';
+import { AliasRouting, evenDraws } from '../../local/cloud/index.ts';
 import type { FunctionRuntime } from '../../local/lambda/function-runtime.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { useLocalCloud } from '../helpers/engines.ts';
@@ -27,14 +27,24 @@ describe('alias routing: two versions of a function behind one alias', () => {
     assert.deepEqual([routing.primary.version, routing.additional], ['2', undefined]);
   });
 
+  it('even draws spread any weight evenly: at 10 %, one invocation in every ten, never two in a row', () => {
+    const routing = new AliasRouting({ version: '1', runtime: {} as never }, evenDraws());
+    routing.route({ version: '2', runtime: {} as never }, 0.1);
+    const picks = Array.from({ length: 64 }, () => routing.pick().version);
+    for (let start = 0; start + 16 <= picks.length; start += 16) {
+      const window = picks.slice(start, start + 16).filter((version) => version === '2').length;
+      assert.ok(window >= 1 && window <= 2, `${window} of 16 in ${picks.join('')}`);
+    }
+    assert.ok(!picks.join('').includes('22'), picks.join(''));
+  });
+
   describe('on the local cloud', () => {
     /** How each invocation of a queue mapping ended, for the failure messages: a version that processed nothing says why. */
     const invocations: string[] = [];
-    let draws = 0;
     const { local, cloud } = useLocalCloud({
-      // Alternating draws: at a weight of 0.5, invocations alternate between the versions (random
-      // draws sent all six of a run's batches to one version about once in 32 runs).
-      routingRandom: () => ((draws += 1) % 2 === 0 ? 0.25 : 0.75),
+      // Even draws: at a weight of 0.5, invocations alternate between the versions (random draws
+      // sent all six of a run's batches to one version about once in 32 runs).
+      routingRandom: evenDraws(),
       onInvocation: (functionName, summary) => {
         const { outcome, batchSize, durationMs, error } = summary as { outcome: string; batchSize: number; durationMs: number; error?: unknown };
         invocations.push(`${functionName}: ${outcome} ${batchSize} records in ${durationMs} ms${error ? ` (${String(error)})` : ''}`);
