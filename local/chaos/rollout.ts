@@ -48,9 +48,8 @@ export function workerRollout(options: WorkerRolloutOptions): WorkerRollout {
   const routing = cloud.routing.get(functionName);
   if (!fn || !routing) throw new Error(`no function ${functionName} with an alias in the chaos stack`);
   const v1 = { version: routing.primary.version, workerVersion: fn.environment.WORKER_VERSION ?? 'chaos', leaseMs: Number(fn.environment.LOCK_LEASE_MS) };
-  const v1LeaseMs = v1.leaseMs;
-  if (!(v1LeaseMs > 0)) throw new Error(`the worker's LOCK_LEASE_MS is '${fn.environment.LOCK_LEASE_MS}', not a lease`);
-  const v2LeaseMs = Math.round((v1LeaseMs * 4) / 3);
+  if (!(v1.leaseMs > 0)) throw new Error(`the worker's LOCK_LEASE_MS is '${fn.environment.LOCK_LEASE_MS}', not a lease`);
+  const v2LeaseMs = Math.round((v1.leaseMs * 4) / 3);
   const v2 = cloud.publishVersion(functionName, { environment: { WORKER_VERSION: ROLLOUT_WORKER_VERSION, LOCK_LEASE_MS: String(v2LeaseMs) } });
   const count = (step: string) => void (injected[`rollout.${step}`] = (injected[`rollout.${step}`] ?? 0) + 1);
 
@@ -86,7 +85,7 @@ export function workerRollout(options: WorkerRolloutOptions): WorkerRollout {
         if (workerVersion) invocations[workerVersion] = (invocations[workerVersion] ?? 0) + cloud.metrics.series.values(identity).reduce((a, b) => a + b, 0);
       }
       return {
-        leaseMs: { [v1.workerVersion]: v1LeaseMs, [ROLLOUT_WORKER_VERSION]: v2LeaseMs },
+        leaseMs: { [v1.workerVersion]: v1.leaseMs, [ROLLOUT_WORKER_VERSION]: v2LeaseMs },
         invocations,
         processed: cloud.metrics.breakdown('JobsProcessed', 'workerVersion'),
       };

@@ -30,14 +30,15 @@ export interface BackoffOptions {
  * Visibility delay for a failed record: exponential in the receive count, capped, with "equal
  * jitter" (half fixed, half random) so retries of one burst drain out like a leaky bucket instead
  * of returning together. `atLeastSeconds` honours a known wait, e.g. a job in progress elsewhere (its
- * claim's remaining lease); a held lock waits {@link lockWaitSeconds} instead.
+ * claim's remaining lease), past the backoff's cap (up to SQS's): met again before that wait ends,
+ * the record would only spend a receive. A held lock waits {@link lockWaitSeconds} instead.
  */
 export function backoffSeconds(attempt: number, options: BackoffOptions = {}, random = Math.random, atLeastSeconds = 0): number {
   const base = options.baseSeconds ?? 2;
   const cap = Math.min(options.maxSeconds ?? 300, MAX_VISIBILITY_SECONDS);
   const exponential = Math.min(cap, base * 2 ** Math.max(0, attempt - 1));
   const jittered = exponential / 2 + random() * (exponential / 2);
-  return Math.min(cap, Math.max(Math.ceil(jittered), Math.ceil(atLeastSeconds)));
+  return Math.min(MAX_VISIBILITY_SECONDS, Math.max(Math.ceil(jittered), Math.ceil(atLeastSeconds)));
 }
 
 /**
@@ -59,17 +60,14 @@ export function lockWaitSeconds(attempt: number, retryAfterMs: number, options: 
 /**
  * How long a retried record stays hidden: after a held lock, its {@link lockWaitSeconds} when its
  * last receive can requeue it; otherwise its backoff, but at least what the error says to wait
- * (`retryAfterMs`: a claim's remaining lease). A job's own held claim ({@link ClaimHeldError}) is
- * waited out whole, past the backoff's cap: met again while its lease runs, it would only spend
- * a receive on `job-in-progress`.
+ * (`retryAfterMs`: a claim's remaining lease).
  */
 export function retryDelaySeconds(record: SQSRecord, error: BallastError, options: BackoffOptions = {}, random = Math.random): number {
   const attempt = Number(record.attributes.ApproximateReceiveCount ?? 1);
   const retryAfterMs = Number(error.context.retryAfterMs);
-  const atLeastSeconds = Number.isFinite(retryAfterMs) ? retryAfterMs / 1000 : 0;
-  if (error instanceof LockBusyError && canRequeue(record)) return lockWaitSeconds(attempt, retryAfterMs, options, random);
-  if (error instanceof ClaimHeldError) return Math.min(MAX_VISIBILITY_SECONDS, Math.max(backoffSeconds(attempt, options, random), Math.ceil(atLeastSeconds)));
-  return backoffSeconds(attempt, options, random, atLeastSeconds);
+  return error instanceof LockBusyError && canRequeue(record)
+    ? lockWaitSeconds(attempt, retryAfterMs, options, random)
+    : backoffSeconds(attempt, options, random, Number.isFinite(retryAfterMs) ? retryAfterMs / 1000 : 0);
 }
 
 /**

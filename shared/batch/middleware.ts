@@ -234,25 +234,24 @@ export function sqsJobBatch(options: SqsJobBatchOptions): MiddlewareObj<SQSEvent
     const debug = logger.getLevelName() === 'DEBUG';
     for (const outcome of outcomes) {
       const log = recordLogger(outcome.record, outcome.envelope);
-      if (outcome.status === 'requeued' && outcome.error instanceof ClaimHeldError) {
-        // A retry in all but name: its receives start over so that it is never dead-lettered holding its claim.
-        byReason[METRICS.retries].set(outcome.error.reason, (byReason[METRICS.retries].get(outcome.error.reason) ?? 0) + 1);
-        log().warn("job requeued: its claim could not be given back, and its last receive waits out the claim's lease", errorFields(outcome.error));
-        continue;
-      }
-      if (outcome.status === 'requeued') {
+      // A held claim's requeue is a retry in all but name (its receives start over so that it is
+      // never dead-lettered holding its claim): counted and logged with the retries below.
+      const heldClaim = outcome.status === 'requeued' && outcome.error instanceof ClaimHeldError;
+      if (outcome.status === 'requeued' && !heldClaim) {
         countContention(outcome.error);
         metrics.addMetric(METRICS.lockRequeues, MetricUnit.Count, 1);
         log().warn('job requeued: still waiting for its resource on its last receive (a held lock, or its lane until the deadline)', errorFields(outcome.error));
         continue;
       }
-      if (outcome.status !== 'retry' && outcome.status !== 'dead-lettered') {
+      if (outcome.status !== 'retry' && outcome.status !== 'dead-lettered' && !heldClaim) {
         if (debug) log().debug(outcome.status === 'processed' ? 'job processed' : 'duplicate suppressed');
         continue;
       }
-      const metric = outcome.status === 'retry' ? METRICS.retries : METRICS.sentToDlq;
+      const metric = outcome.status === 'dead-lettered' ? METRICS.sentToDlq : METRICS.retries;
       byReason[metric].set(outcome.error.reason, (byReason[metric].get(outcome.error.reason) ?? 0) + 1);
-      if (outcome.status === 'retry') {
+      if (heldClaim) {
+        log().warn("job requeued: its claim could not be given back, and its last receive waits out the claim's lease", errorFields(outcome.error));
+      } else if (outcome.status === 'retry') {
         countContention(outcome.error);
         log().warn('job will be retried', errorFields(outcome.error));
       } else {

@@ -135,9 +135,9 @@ const PASSING_FAILURES: ReadonlySet<string> = new Set([REASONS.transactionConfli
 function heldBack(error: unknown, claim: Claim, notGivenBack: BallastError | undefined, options: RunJobOptions): unknown {
   const verdict = classify(error);
   if (!(verdict instanceof FatalError) || !notGivenBack || !PASSING_FAILURES.has(notGivenBack.reason)) return error;
-  // A whole lease from now, not what is left of the claim's: a heartbeat that landed but whose
-  // answer was lost extended the lease further than the claim in hand says.
-  const retryAfterMs = Math.max(claim.leaseUntilMs - (options.nowMs ?? Date.now)(), options.store.leaseMs);
+  // A whole lease, not what is left of the claim's: a heartbeat that landed but whose answer was
+  // lost extended the lease further than the claim in hand says, to at most a lease from now.
+  const retryAfterMs = options.store.leaseMs;
   return new ClaimHeldError(verdict.reason, `${verdict.message}; its claim could not be given back (${notGivenBack.message}), so it is judged again on a later receive`, {
     cause: error, context: { ...verdict.context, abandonFailure: notGivenBack.reason, retryAfterMs },
   });

@@ -14,6 +14,9 @@ describe('backoffSeconds', () => {
   it('is capped, and honours a known wait', () => {
     assert.equal(backoffSeconds(30, { maxSeconds: 60 }, () => 1), 60);
     assert.equal(backoffSeconds(1, {}, () => 0, 12.2), 13);
+    // A known wait past the cap is still waited out (up to SQS's 12 hours): met sooner, the record would only spend a receive
+    assert.equal(backoffSeconds(1, { maxSeconds: 60 }, () => 0, 90), 90);
+    assert.equal(backoffSeconds(1, {}, () => 0, 50_000), 43_200);
   });
 
   it('spreads one burst of retries instead of returning them together', () => {
