@@ -7,11 +7,11 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const start = fileURLToPath(new URL('../local/start.ts', import.meta.url));
+const cli = fileURLToPath(new URL('../cli/bin/ballast.ts', import.meta.url));
 const startedAtMs = Date.now();
 const marks: { enginesReadySeconds?: number; stackReadySeconds?: number; demoCompleteSeconds?: number } = {};
 let output = '';
-const child = spawn(process.execPath, [start, '--jobs', '3000', '--duration', '60', '--exit-after-demo'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, [cli, 'dev', '--jobs', '3000', '--duration', '60', '--exit-after-demo'], { stdio: ['ignore', 'pipe', 'inherit'] });
 child.stdout.on('data', (chunk: Buffer) => {
   output += chunk.toString('utf8');
   const mark = (name: keyof typeof marks, pattern: RegExp) => {

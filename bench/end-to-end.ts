@@ -19,7 +19,7 @@ import { startWorkloadFakes } from '../local/external-api/index.ts';
 import { paceMessages } from '../local/demo/producer.ts';
 import { chaosWorkload } from '../local/chaos/workload.ts';
 import { numberFlag, scriptFlags } from '../local/flags.ts';
-import { WORKLOADS } from '../workloads/registry.ts';
+import { toolRegistry } from '../local/registry.ts';
 import { METRICS } from '../shared/observability/index.ts';
 
 /** The settings measured: concurrency 1 → 8 at batch 10, then batch 1 → 10 at concurrency 4. */
@@ -58,10 +58,11 @@ interface Row {
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const fakes = await startWorkloadFakes(WORKLOADS);
+const { workloads } = await toolRegistry(undefined);
+const fakes = await startWorkloadFakes(workloads);
 const [synthesized] = await synthesize({ context: { env: 'local', ...fakes.settings } });
 if (!synthesized) throw new Error('the app synthesized no stack');
-const workload = await chaosWorkload(WORKLOADS, { seed, jobs, producerDuplicateRate: 0.05, redeliveryRate: 0, poisonRate: 0 });
+const workload = await chaosWorkload(workloads, { seed, jobs, producerDuplicateRate: 0.05, redeliveryRate: 0, poisonRate: 0 });
 log(`traffic: ${workload.openings.length} openings, then ${workload.messages.length} messages of ${workload.parts.map((p) => p.workload).join(', ')} (5 % producer duplicates)`);
 const rows: Row[] = [];
 try {

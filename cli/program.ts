@@ -2,9 +2,11 @@ import { Command, CommanderError } from 'commander';
 import { ProducerError } from '../shared/producer/index.ts';
 import { StackUnreachableError } from '../shared/operations/errors.ts';
 import type { ClientOverrides } from '../shared/operations/context.ts';
+import type { Registry } from '../shared/workloads/index.ts';
 import { CliError, EXIT, type ExitCode } from './errors.ts';
 import { line, processIo, type CliIo } from './io.ts';
 import { cacheCommand } from './commands/cache.ts';
+import { devCommand } from './commands/dev.ts';
 import { dlqCommand } from './commands/dlq.ts';
 import { doctorCommand } from './commands/doctor.ts';
 import { sendCommand } from './commands/send.ts';
@@ -27,6 +29,8 @@ export interface CliDependencies {
   readonly io?: CliIo;
   /** Clients to use instead of new ones (tests, embedders). @default {} */
   readonly clients?: ClientOverrides;
+  /** The app's workloads. @default - loaded from `--registry`, `BALLAST_REGISTRY` or the running local cloud */
+  readonly registry?: Registry;
 }
 
 /**
@@ -37,15 +41,16 @@ export interface CliDependencies {
 export async function runCli(args: readonly string[], deps: CliDependencies = {}): Promise<ExitCode> {
   const io = deps.io ?? processIo();
   let exitCode: ExitCode = EXIT.ok;
-  const env = { io, clients: deps.clients ?? {}, setExit: (code: ExitCode) => void (exitCode = code) };
+  const env = { io, clients: deps.clients ?? {}, registry: deps.registry, setExit: (code: ExitCode) => void (exitCode = code) };
   const program = new Command('ballast')
-    .description('operate a ballast stack: send jobs, inspect and replay the DLQ, status, doctor, cache check, trace a job')
+    .description('run a ballast app locally (dev) and operate a ballast stack: send jobs, inspect and replay the DLQ, status, doctor, cache check, trace a job')
     .option('--env <env>', "environment: 'local' or a deployed env (dev, staging, prod)", process.env.BALLAST_ENV ?? 'local')
+    .option('--registry <module>', "the app's registry module (exports `registry`); default: $BALLAST_REGISTRY, else the running local cloud's", process.env.BALLAST_REGISTRY)
     .addHelpText('after', EXIT_HELP)
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) })
     .exitOverride();
-  for (const command of [sendCommand(env), dlqCommand(env), statusCommand(env), doctorCommand(env), cacheCommand(env), traceCommand(env)]) {
+  for (const command of [devCommand(env), sendCommand(env), dlqCommand(env), statusCommand(env), doctorCommand(env), cacheCommand(env), traceCommand(env)]) {
     program.addCommand(command.exitOverride().configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) }));
     for (const sub of command.commands) sub.exitOverride().configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) });
   }

@@ -12,22 +12,35 @@ import { ReliableQueue } from './constructs/reliable-queue.ts';
 import { functionTracing } from './constructs/tracing.ts';
 import { BallastTables, TRANSACTIONAL_ITEM_ACTIONS } from './constructs/tables.ts';
 import { BallastConfigError, checkIdempotencyWindow } from './constructs/validation.ts';
-import { workloadEntities, workloadSettings, type Workload } from '../shared/workloads/index.ts';
-import { WORKLOADS } from '../workloads/registry.ts';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { workloadEntities, workloadSettings, type Registry, type Workload } from '../shared/workloads/index.ts';
+import { codeVersion } from './code-version.ts';
+import { findProjectRoot, frameworkModule, writeFunctionEntry } from './constructs/function-entry.ts';
+
+/** Where `ballast dev` and the other local tools find a synthesized stack's registry (manifest metadata, not in the template). */
+export const REGISTRY_METADATA = 'ballast:registry';
 
 export interface BallastStackProps extends StackProps {
+  /** The environment's settings, usually `deployConfig(context, registry)` from `cdk -c env=<name>`. */
   readonly config: EnvironmentConfig;
   /**
-   * Version stamped on the worker's logs and metrics.
-   * @default '0.0.0'
+   * The app's workloads (`defineRegistry` in the module that exports it as `registry`): each
+   * function is bundled from that module with only what it uses (the worker with every
+   * workload's jobs, the others with their declarations); their cached entities decide the cache
+   * user's keys and the read routes, their settings the worker's environment.
+   */
+  readonly registry: Registry;
+  /**
+   * The project whose `package-lock.json` pins what the functions bundle.
+   * @default - the nearest directory at or above the registry module with a `package-lock.json`
+   */
+  readonly projectRoot?: string;
+  /**
+   * Version stamped on the worker's logs and metrics (`-c workerVersion=...`).
+   * @default - the project's package version + a hash of what the worker's bundle contains
    */
   readonly workerVersion?: string;
-  /**
-   * The workloads the stack runs: their cached entities decide the cache user's keys, their
-   * settings the worker's environment.
-   * @default WORKLOADS (workloads/registry.ts)
-   */
-  readonly workloads?: readonly Workload[];
 }
 
 /** The whole of ballast in one stack per environment. */
@@ -44,11 +57,23 @@ export class BallastStack extends Stack {
   readonly observability: BallastObservability;
   /** The workloads' settings as the worker gets them (environment variables): another worker of theirs needs them too. */
   readonly settings: Readonly<Record<string, string>>;
+  /** The worker's generated entry (the registry's jobs in ballast's pipeline): another `QueueWorker` of the same jobs takes it as `entry`. */
+  readonly workerEntry: string;
+  /** The project whose lock file pins the bundles; another function of the app is built from it too. */
+  readonly projectRoot: string;
 
   constructor(scope: Construct, id: string, props: BallastStackProps) {
     super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? props.config.terminationProtection });
-    const { config } = props;
-    const workerVersion = props.workerVersion ?? '0.0.0';
+    const { config, registry } = props;
+    const projectRoot = props.projectRoot ?? findProjectRoot(dirname(registry.module));
+    const entry = (name: string, factory: string, defaults?: readonly string[]) => writeFunctionEntry(projectRoot, {
+      name, module: frameworkModule(`functions/${name}/index`), factory, registry: registry.module, defaults,
+    });
+    const workerEntry = entry('worker', 'workerHandler', registry.workloads.map((workload) => modulePathOf(workload.jobs)));
+    const workerVersion = props.workerVersion ?? codeVersion(workerEntry, projectRoot);
+    this.workerEntry = workerEntry;
+    this.projectRoot = projectRoot;
+    this.node.addMetadata(REGISTRY_METADATA, registry.module);
     checkIdempotencyWindow(this, {
       idempotencyRetention: config.idempotencyRetention,
       queueRetention: config.queue.retentionPeriod,
@@ -56,15 +81,16 @@ export class BallastStack extends Stack {
       replayWindow: config.replayWindow,
     });
 
-    this.settings = workerSettings(this, config, props.workloads ?? WORKLOADS);
+    this.settings = workerSettings(this, config, registry.workloads);
     this.tables = new BallastTables(this, 'Tables', { removalPolicy: config.removalPolicy, deletionProtection: config.deletionProtection });
     const network = new BallastNetwork(this, 'Network', { ...config.network, flowLogRetention: config.logRetention, removalPolicy: config.removalPolicy });
     const cache = new BallastCache(this, 'Cache', {
       vpc: network.vpc, clientSecurityGroup: network.functionSecurityGroup, removalPolicy: config.removalPolicy, ...config.cache,
-      entities: workloadEntities(props.workloads ?? WORKLOADS).map((entity) => entity.name),
+      entities: workloadEntities(registry.workloads).map((entity) => entity.name),
     });
     /** What every function of the stack shares: the VPC, its log settings and its OpenTelemetry layer. */
     const functionDefaults = {
+      projectRoot,
       logRetention: config.logRetention, logRemovalPolicy: config.removalPolicy, vpc: network.vpc, securityGroups: [network.functionSecurityGroup],
       tracing: functionTracing(this, config.tracing),
     };
@@ -83,6 +109,7 @@ export class BallastStack extends Stack {
     });
     this.worker = new QueueWorker(this, 'Worker', {
       functionName: 'worker',
+      entry: workerEntry,
       queue: this.jobs,
       workerVersion,
       timeout: config.worker.timeout,
@@ -122,6 +149,7 @@ export class BallastStack extends Stack {
     });
     this.invalidator = new BallastFunction(this, 'CacheInvalidator', {
       functionName: 'cache-invalidator',
+      entry: entry('cache-invalidator', 'invalidatorHandler'),
       timeout: config.invalidator.timeout,
       memorySize: 256,
       ...functionDefaults,
@@ -142,6 +170,7 @@ export class BallastStack extends Stack {
 
     this.invalidationRepair = new BallastFunction(this, 'InvalidationRepair', {
       functionName: 'invalidation-repair',
+      entry: entry('invalidation-repair', 'repairHandler'),
       timeout: config.invalidationRepair.timeout,
       memorySize: 256,
       ...functionDefaults,
@@ -161,6 +190,7 @@ export class BallastStack extends Stack {
 
     this.readApi = new BallastFunction(this, 'ReadApi', {
       functionName: 'read-api',
+      entry: entry('read-api', 'readApiHandler'),
       timeout: config.readApi.timeout,
       ...functionDefaults,
       environment: cacheEnvironment('ballast-read-api'),
@@ -223,4 +253,9 @@ function workerSettings(scope: Construct, config: EnvironmentConfig, workloads: 
     if (value === undefined) throw new BallastConfigError(scope, `the workload setting ${name} has no value: deploy with -c ${name}=<value>.`);
     return [name, value];
   }));
+}
+
+/** A workload module's path (`jobs`, `local`): a file URL or an absolute path. */
+function modulePathOf(module: URL | string): string {
+  return module instanceof URL || module.startsWith('file:') ? fileURLToPath(module) : module;
 }

@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 import { LAZY_BUILTIN_ALIASES } from './constructs/bundling/lazy-builtins.ts';
+import { FROM_SOURCES, frameworkModule } from './constructs/function-entry.ts';
 
-const repositoryRoot = fileURLToPath(new URL('../', import.meta.url));
+/** From its sources, ballast's package name means its source files: hashed as files, not as a locked package. */
+const OWN_SOURCES: Readonly<Record<string, string>> = FROM_SOURCES
+  ? { '@ballast-stack/ballast/producer': frameworkModule('shared/producer/index'), '@ballast-stack/ballast': frameworkModule('shared/index') }
+  : {};
 
 interface LockPackage {
   readonly version?: string;
@@ -15,22 +18,23 @@ interface LockPackage {
 
 /**
  * The version stamped on one function's logs, metrics and DLQ messages (`WORKER_VERSION`): the
- * package version plus a hash of exactly what gets bundled into it — the repository files its entry
+ * project's package version plus a hash of exactly what gets bundled into it — the files its entry
  * imports, directly or not, the locked versions of the packages those files import, with their
  * own dependencies, and the modules bundled in place of built-ins (`aliases`). A change anywhere
  * else (the CLI, the infra, another function, a dev dependency) leaves the version alone, so it
  * publishes no new Lambda version, starts no canary and opens no new metric series; two
  * deployments of different bundled code never share a version.
  *
- * @param functionName - folder under `functions/`, e.g. `'worker'`
- * @param root - the project (with `package.json`, `package-lock.json`, `functions/`). @default this repository
+ * @param entry - the function's entry file, absolute or relative to `root`
+ * @param root - the project (with `package.json` and `package-lock.json`)
  * @param aliases - built-ins and the files bundled in their place. @default LAZY_BUILTIN_ALIASES, as `BallastFunction` bundles
- * @example codeVersion('worker'); // '0.1.0+3f9a1c2e'
+ * @example codeVersion(stack.worker.entry, projectRoot); // '0.1.0+3f9a1c2e'
  */
-export function codeVersion(functionName: string, root = repositoryRoot, aliases: Readonly<Record<string, string>> = LAZY_BUILTIN_ALIASES): string {
+export function codeVersion(entry: string, root: string, aliases: Readonly<Record<string, string>> = LAZY_BUILTIN_ALIASES): string {
   const { metafile } = buildSync({
-    entryPoints: [join(root, 'functions', functionName, 'index.ts')],
+    entryPoints: [resolve(root, entry)],
     absWorkingDir: root,
+    alias: OWN_SOURCES,
     bundle: true,
     write: false,
     metafile: true,

@@ -2,8 +2,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { LambdaDeploymentConfig, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
 import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { workloadSettings } from '../shared/workloads/index.ts';
-import { WORKLOADS } from '../workloads/registry.ts';
+import { workloadSettings, type Registry } from '../shared/workloads/index.ts';
 
 /** The environments `cdk deploy -c env=<name>` accepts. `local` is what `npm start` runs. */
 export const ENVIRONMENT_NAMES = ['local', 'dev', 'staging', 'prod'] as const;
@@ -264,7 +263,7 @@ export const REQUIRED_DEPLOY_INPUTS: Readonly<Record<EnvironmentName, readonly (
 export const UNSET_LOCAL_SETTING = 'http://127.0.0.1:0';
 
 /** The `-c <NAME>=<value>` values of the given settings that were passed (empty ones are not). */
-export function contextSettings(context: (key: string) => unknown, names: readonly string[] = workloadSettings(WORKLOADS)): Record<string, string> {
+export function contextSettings(context: (key: string) => unknown, names: readonly string[]): Record<string, string> {
   return Object.fromEntries(names.flatMap((name) => {
     const value = context(name);
     return typeof value === 'string' && value !== '' ? [[name, value]] : [];
@@ -278,30 +277,32 @@ export function contextSettings(context: (key: string) => unknown, names: readon
  * that supplies it when missing or malformed. `-c otelLayerArn=<layer version ARN>` replaces the
  * OpenTelemetry layer (checked against the stack's region when the stack is built).
  *
+ * @param settings - the registry whose workloads' settings it reads, or their names
  * @example
- * const config = deployConfig((key) => app.node.tryGetContext(key));
+ * const config = deployConfig((key) => app.node.tryGetContext(key), registry);
  */
-export function deployConfig(context: (key: string) => unknown, settingNames: readonly string[] = workloadSettings(WORKLOADS)): EnvironmentConfig {
+export function deployConfig(context: (key: string) => unknown, settings: Pick<Registry, 'workloads'> | readonly string[]): EnvironmentConfig {
+  const settingNames = 'workloads' in settings ? workloadSettings(settings.workloads) : settings;
   const env = context('env');
   if (env === undefined) {
     throw new Error(`No environment given: pass -c env=<${ENVIRONMENT_NAMES.join('|')}> (nothing is deployed by default).`);
   }
   const text = (key: string) => (typeof context(key) === 'string' && context(key) !== '' ? (context(key) as string) : undefined);
   const inputs = { alarmEmail: text('alarmEmail'), otelLayerArn: text('otelLayerArn') };
-  const settings = contextSettings(context, settingNames);
+  const values = contextSettings(context, settingNames);
   const problems: string[] = [];
   const minRecords = context('canaryMinRecords');
   const canaryMinRecords = minRecords === undefined ? undefined : /^\d+$/.test(String(minRecords).trim()) ? Number(minRecords) : Number.NaN;
   if (canaryMinRecords !== undefined && !(Number.isInteger(canaryMinRecords) && canaryMinRecords >= 0)) {
     problems.push(`-c canaryMinRecords must be a whole number ≥ 0, got '${String(minRecords)}'`);
   }
-  const config = environmentConfig(env, { ...inputs, settings, ...(problems.length === 0 && canaryMinRecords !== undefined ? { canaryMinRecords } : {}) });
+  const config = environmentConfig(env, { ...inputs, settings: values, ...(problems.length === 0 && canaryMinRecords !== undefined ? { canaryMinRecords } : {}) });
   const required = REQUIRED_DEPLOY_INPUTS[config.name];
   if (required.includes('settings')) {
-    for (const name of settingNames) if (!settings[name]) problems.push(`-c ${name}=${name.endsWith('_URL') ? 'https://api.example.net' : '<value>'} is required`);
+    for (const name of settingNames) if (!values[name]) problems.push(`-c ${name}=${name.endsWith('_URL') ? 'https://api.example.net' : '<value>'} is required`);
   }
   if (required.includes('alarmEmail') && !inputs.alarmEmail) problems.push('-c alarmEmail=oncall@example.com is required');
-  for (const [name, value] of Object.entries(settings)) {
+  for (const [name, value] of Object.entries(values)) {
     if (name.endsWith('_URL') && config.name !== 'local' && !/^https:\/\/[^/\s]+/.test(value)) problems.push(`-c ${name} must be an https:// URL, got '${value}'`);
   }
   if (inputs.alarmEmail && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(inputs.alarmEmail)) {

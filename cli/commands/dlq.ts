@@ -2,10 +2,9 @@ import { Command } from 'commander';
 import { describeDeadLetter, isFiltered, type DeadLetterFilter } from '../../shared/operations/dlq-messages.ts';
 import { listDeadLetters, redriveAll, replayDeadLetters, type DlqLocation } from '../../shared/operations/dlq.ts';
 import type { OpsContext } from '../../shared/operations/context.ts';
-import { JOB_CATALOG } from '../../workloads/registry.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import { line, printJson, progressBar, table } from '../io.ts';
-import { duration, list, positiveInteger, withContext, type CommandEnvironment } from './shared.ts';
+import { duration, list, positiveInteger, registryOf, withContext, type CommandEnvironment } from './shared.ts';
 
 interface FilterFlags {
   reason?: string[];
@@ -102,7 +101,7 @@ export function dlqCommand(env: CommandEnvironment): Command {
         const bar = progressBar(env.io, 0, 'replay', false);
         let live = bar;
         const report = await replayDeadLetters(location(context), {
-          filter, documents: context.clients.documents, controlTableName: context.stack.outputs.ControlTableName, catalog: JOB_CATALOG,
+          filter, documents: context.clients.documents, controlTableName: context.stack.outputs.ControlTableName, catalog: (await registryOf(command, env)).catalog,
           dryRun: flags.dryRun, deleteDuplicates: flags.deleteDuplicates, max: flags.max,
           onProgress: (done, total) => {
             if (done === 1) live = progressBar(env.io, total, flags.dryRun ? 'check' : 'replay', flags.progress);

@@ -1,10 +1,9 @@
 import { Command } from 'commander';
 import { runDoctor } from '../../shared/operations/doctor/index.ts';
 import { workloadEntities, workloadReasons } from '../../shared/workloads/index.ts';
-import { WORKLOADS } from '../../workloads/registry.ts';
 import { EXIT } from '../errors.ts';
 import { line, printJson } from '../io.ts';
-import { nonNegativeNumber, positiveInteger, withContext, type CommandEnvironment } from './shared.ts';
+import { nonNegativeNumber, positiveInteger, registryOf, withContext, type CommandEnvironment } from './shared.ts';
 
 const MARK = { ok: 'OK  ', warn: 'WARN', fail: 'FAIL', unknown: '??  ' } as const;
 
@@ -19,10 +18,11 @@ export function doctorCommand(env: CommandEnvironment): Command {
     .option('--json', 'print JSON', false)
     .action(async (flags: { sampleSeconds: number; window: number; maxAgeSeconds: number; cacheSample: number; strict: boolean; json: boolean }, command: Command) =>
       withContext(command, env, async (context) => {
+        const { workloads } = await registryOf(command, env);
         const report = await runDoctor(context, {
           sampleSeconds: flags.sampleSeconds, windowMinutes: flags.window, maxOldestAgeSeconds: flags.maxAgeSeconds, cacheSample: flags.cacheSample,
-          dependencyRejectionReasons: workloadReasons(WORKLOADS).filter((reason) => reason.dependencyRejection).map((reason) => reason.code),
-          cachedEntities: workloadEntities(WORKLOADS),
+          dependencyRejectionReasons: workloadReasons(workloads).filter((reason) => reason.dependencyRejection).map((reason) => reason.code),
+          cachedEntities: workloadEntities(workloads),
         });
         if (flags.json) printJson(env.io, report);
         else {

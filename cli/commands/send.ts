@@ -2,10 +2,9 @@ import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { Command } from 'commander';
 import { parseJobLines, sendEnvelopes } from '../../shared/producer/index.ts';
-import { JOB_CATALOG } from '../../workloads/registry.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import { line, printJson, progressBar } from '../io.ts';
-import { positiveInteger, withContext, type CommandEnvironment } from './shared.ts';
+import { positiveInteger, registryOf, withContext, type CommandEnvironment } from './shared.ts';
 
 interface SendFlags {
   producerVersion: string;
@@ -18,7 +17,7 @@ interface SendFlags {
 
 export function sendCommand(env: CommandEnvironment): Command {
   return new Command('send')
-    .description(`send jobs (JSON lines: {"type","resourceId","payload","idempotencyKey"}) from a file or stdin; types: ${Object.keys(JOB_CATALOG).join(', ')}`)
+    .description(`send jobs (JSON lines: {"type","resourceId","payload","idempotencyKey"}) from a file or stdin, each validated by its type's schema (the registry's job types)`)
     .argument('[file]', 'jobs file; - or omitted reads stdin')
     .option('--producer-version <version>', 'stamped on envelopes that do not name one', 'ballast-cli')
     .option('--skip-invalid', 'send the valid lines even if some are invalid (exit 1); default: send nothing (exit 2)', false)
@@ -30,7 +29,8 @@ export function sendCommand(env: CommandEnvironment): Command {
       const text = file && file !== '-' ? await readFile(file, 'utf8').catch((error: Error) => {
         throw new UsageError(`cannot read ${file}: ${error.message}`);
       }) : await readAll(env.io.stdin);
-      const { jobs, errors } = parseJobLines(text, { catalog: JOB_CATALOG, producerVersion: flags.producerVersion });
+      const { catalog } = await registryOf(command, env);
+      const { jobs, errors } = parseJobLines(text, { catalog, producerVersion: flags.producerVersion });
       for (const error of errors) line(env.io.stderr, `error: ${error.message}`);
       const refuse = errors.length > 0 && !flags.skipInvalid;
       if (flags.validateOnly || refuse || jobs.length === 0) {

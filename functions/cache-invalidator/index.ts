@@ -1,11 +1,13 @@
 /**
- * Lambda entry point of the cache invalidator, fed by the state table's stream (NEW_AND_OLD_IMAGES,
- * ReportBatchItemFailures). Clients are created once per container from STATE_TABLE_NAME,
- * BALLAST_CACHE_URL, BALLAST_CACHE_CLUSTER and WORKER_VERSION.
+ * The cache invalidator's Lambda handler, fed by the state table's stream (NEW_AND_OLD_IMAGES,
+ * ReportBatchItemFailures), for the registry's cached entities. The stack's generated entry calls
+ * it once per container; clients come from STATE_TABLE_NAME, BALLAST_CACHE_URL,
+ * BALLAST_CACHE_CLUSTER and WORKER_VERSION.
  */
 import { entityCacheFromEnv } from '../../shared/cache/index.ts';
-import { workloadEntities } from '../../shared/workloads/index.ts';
-import { WORKLOADS } from '../../workloads/registry.ts';
+import { workloadEntities, type Registry } from '../../shared/workloads/index.ts';
 import { createInvalidator } from './invalidator.ts';
 
-export const handler = createInvalidator(entityCacheFromEnv(workloadEntities(WORKLOADS)));
+export function invalidatorHandler(registry: Registry) {
+  return createInvalidator(entityCacheFromEnv(workloadEntities(registry.workloads)));
+}

@@ -1,7 +1,6 @@
 // Not the cache's index: the worker only pings the cache, and the index brings the cache client.
 import { cacheConnectionFromEnv, type CacheAuthConfig } from '../../shared/cache/connection-config.ts';
 import { workloadSettings, type Workload } from '../../shared/workloads/index.ts';
-import { WORKLOADS } from '../../workloads/registry.ts';
 
 /** The worker's settings, all from environment variables the CDK stack (or local cloud) sets. */
 export interface WorkerConfig {
@@ -35,7 +34,7 @@ export interface WorkerConfig {
  * Reads {@link WorkerConfig} from `env`, failing at cold start with every missing or malformed
  * variable named, rather than on the first message.
  */
-export function workerConfigFromEnv(env: NodeJS.ProcessEnv = process.env, workloads: readonly Workload[] = WORKLOADS): WorkerConfig {
+export function workerConfigFromEnv(env: NodeJS.ProcessEnv, workloads: readonly Workload[]): WorkerConfig {
   const problems: string[] = [];
   const text = (name: string, fallback?: string) => {
     const value = env[name] ?? fallback;

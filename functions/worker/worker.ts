@@ -10,8 +10,7 @@ import { envelopeChecks, pingCache, readinessProbe, type CachePingTarget, type R
 import { IdempotencyStore } from '../../shared/idempotency/index.ts';
 import { createObservability, type Observability } from '../../shared/observability/index.ts';
 import type { WorkerConfig } from './config.ts';
-import { jobResources, workloadJobs, type JobCatalog } from '../../shared/workloads/index.ts';
-import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
+import { jobResources, workloadJobs, type Registry, type WorkloadJobs } from '../../shared/workloads/index.ts';
 
 export interface WorkerDependencies {
   readonly config: WorkerConfig;
@@ -19,10 +18,12 @@ export interface WorkerDependencies {
   readonly sqs: SQSClient;
   /** @default - Powertools logger and metrics stamped with `config.workerVersion` */
   readonly observability?: Observability;
-  /** @default - the job types of every registered workload (`workloads/registry.ts`) */
+  /** The app's workloads: their job types' declarations (the resources each touches) and settings. */
+  readonly registry: Pick<Registry, 'workloads' | 'catalog'>;
+  /** Each workload's handlers (the default exports of their `jobs` modules). @default [] */
+  readonly workloadJobs?: readonly WorkloadJobs[];
+  /** Handlers to run instead of the workloads' (tests). @default - built from {@link workloadJobs} */
   readonly jobs?: readonly JobHandler[];
-  /** The job types' declarations (the resources each touches). @default JOB_CATALOG */
-  readonly catalog?: JobCatalog;
   /** @default Date.now */
   readonly nowMs?: () => number;
 }
@@ -37,7 +38,7 @@ export function createWorker(deps: WorkerDependencies) {
     retentionSeconds: config.idempotencyRetentionSeconds,
     nowMs: deps.nowMs,
   });
-  const jobs = deps.jobs ?? workloadJobs(WORKLOADS, {
+  const jobs = deps.jobs ?? workloadJobs(deps.registry.workloads, deps.workloadJobs ?? [], {
     stateTableName: config.stateTableName,
     documents: deps.documents,
     setting: (name) => {
@@ -61,7 +62,7 @@ export function createWorker(deps: WorkerDependencies) {
     observability: deps.observability ?? createObservability({ workerVersion: config.workerVersion }),
     maxReceiveCount: config.maxReceiveCount,
     concurrency: config.concurrency,
-    resourcesOf: (envelope) => jobResources(deps.catalog ?? JOB_CATALOG, envelope),
+    resourcesOf: (envelope) => jobResources(deps.registry.catalog, envelope),
     deadlineMarginMs: config.deadlineMarginMs,
     maxLockWaitSeconds: config.maxLockWaitSeconds,
     backoff: { baseSeconds: config.retryBaseDelaySeconds },

@@ -5,16 +5,12 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { FUNCTION_TIMEOUT_ENV } from '../../shared/aws/index.ts';
 import { codeVersion } from '../code-version.ts';
 import { tracingEnvironment, type FunctionTracing } from './tracing.ts';
 import { LAZY_BUILTIN_ALIASES } from './bundling/lazy-builtins.ts';
-
-/** Absolute path of a Lambda entry file under `functions/`, e.g. `functionEntry('worker')`. */
-export function functionEntry(name: string): string {
-  return fileURLToPath(new URL(`../../functions/${name}/index.ts`, import.meta.url));
-}
+import { findProjectRoot, frameworkModule, FROM_SOURCES } from './function-entry.ts';
 
 /**
  * What Lambda does with a function's execution role to attach it to a VPC: create, describe and
@@ -27,12 +23,19 @@ export const VPC_NETWORK_INTERFACE_ACTIONS = [
   'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses',
 ] as const;
 
-/** The repository root, where `package-lock.json` pins what gets bundled. */
-const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
-
 export interface BallastFunctionProps {
-  /** Folder name under `functions/` holding `index.ts` with an exported `handler`. */
+  /** The function's name in ballast, e.g. `'read-api'`: its default service name and entry. */
   readonly functionName: string;
+  /**
+   * The file exporting its `handler`.
+   * @default - ballast's own `functions/<functionName>/index` (functions that take no registry)
+   */
+  readonly entry?: string;
+  /**
+   * The project whose `package-lock.json` pins what gets bundled.
+   * @default - the nearest directory at or above the working directory with a `package-lock.json`
+   */
+  readonly projectRoot?: string;
   /** @default Duration.seconds(30) */
   readonly timeout?: Duration;
   /** @default 512 */
@@ -91,11 +94,13 @@ export class BallastFunction extends NodejsFunction {
     if (props.vpc) role.addToPrincipalPolicy(new PolicyStatement({ actions: [...VPC_NETWORK_INTERFACE_ACTIONS], resources: ['*'] }));
     const timeout = props.timeout ?? Duration.seconds(30);
     const serviceName = props.environment?.POWERTOOLS_SERVICE_NAME ?? `ballast-${props.functionName}`;
+    const entry = props.entry ?? frameworkModule(`functions/${props.functionName}/index`);
+    const projectRoot = props.projectRoot ?? findProjectRoot(process.cwd());
     super(scope, id, {
-      entry: functionEntry(props.functionName),
+      entry,
       handler: 'handler',
       projectRoot,
-      depsLockFilePath: `${projectRoot}package-lock.json`,
+      depsLockFilePath: join(projectRoot, 'package-lock.json'),
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       timeout,
@@ -111,7 +116,7 @@ export class BallastFunction extends NodejsFunction {
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         [FUNCTION_TIMEOUT_ENV]: String(timeout.toMilliseconds()),
-        ...(props.environment?.WORKER_VERSION ? {} : { WORKER_VERSION: props.codeVersion ?? codeVersion(props.functionName) }),
+        ...(props.environment?.WORKER_VERSION ? {} : { WORKER_VERSION: props.codeVersion ?? codeVersion(entry, projectRoot) }),
         ...props.environment,
         ...(props.tracing ? tracingEnvironment(serviceName, props.tracing.samplingRatio) : {}),
       },
@@ -132,7 +137,11 @@ export class BallastFunction extends NodejsFunction {
         // CommonJS dependencies call require() on built-ins; give the ESM bundle one.
         banner: "import { createRequire as __ballastCreateRequire } from 'node:module'; const require = __ballastCreateRequire(import.meta.url);",
         // node:http and node:https taken as require() takes them, so undici is never loaded.
-        esbuildArgs: { '--alias': Object.entries(LAZY_BUILTIN_ALIASES).map(([name, path]) => `${name}=${path}`) },
+        // From its sources, ballast's own package name resolves to them too (the examples import it).
+        esbuildArgs: {
+          '--alias': Object.entries(LAZY_BUILTIN_ALIASES).map(([name, path]) => `${name}=${path}`),
+          ...(FROM_SOURCES ? { '--conditions': 'ballast-source' } : {}),
+        },
       },
     });
     this.executionRole = role;

@@ -13,8 +13,18 @@ import type { FunctionTracing } from './tracing.ts';
 import { BallastConfigError } from './validation.ts';
 
 export interface QueueWorkerProps {
-  /** Folder under `functions/` with the worker's `index.ts`. */
+  /** Its name in ballast (its default service name), e.g. `'worker'`. */
   readonly functionName: string;
+  /**
+   * The file exporting the worker's `handler` (the stack generates one for its registry).
+   * @default - ballast's own `functions/<functionName>/index`
+   */
+  readonly entry?: string;
+  /**
+   * The project whose `package-lock.json` pins what its functions bundle.
+   * @default - the nearest directory at or above the working directory with a `package-lock.json`
+   */
+  readonly projectRoot?: string;
   /** The queue it consumes; its visibility timeout must cover 6 × `timeout` + `maxBatchingWindow`. */
   readonly queue: ReliableQueue;
   /** Version string stamped on every log line and metric (`WORKER_VERSION`). */
@@ -163,6 +173,8 @@ export class QueueWorker extends Construct {
 
     this.function = new BallastFunction(this, 'Function', {
       functionName: props.functionName,
+      entry: props.entry,
+      projectRoot: props.projectRoot,
       timeout,
       memorySize: props.memorySize,
       vpc: props.vpc,
@@ -240,6 +252,7 @@ export class QueueWorker extends Construct {
 
     this.preTrafficCheck = new BallastFunction(this, 'PreTrafficCheck', {
       functionName: 'pre-traffic-check',
+      projectRoot: props.projectRoot,
       timeout: Duration.seconds(60),
       memorySize: 256,
       logRetention: props.logRetention,
@@ -252,6 +265,7 @@ export class QueueWorker extends Construct {
     if (canary.minRecords > 0) {
       this.postTrafficCheck = new BallastFunction(this, 'PostTrafficCheck', {
         functionName: 'post-traffic-check',
+        projectRoot: props.projectRoot,
         timeout: canary.settleTime.plus(Duration.minutes(1)),
         memorySize: 256,
         logRetention: props.logRetention,

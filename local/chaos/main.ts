@@ -12,9 +12,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { numberFlag, scriptFlags } from '../flags.ts';
+import { toolRegistry } from '../registry.ts';
 import { DEFAULT_FAULTS, runChaos, type ChaosProgress, type ChaosReport } from './run.ts';
 
 const HELP = `npm run chaos -- [flags]
+  --registry MODULE      the app's registry module (default: $BALLAST_REGISTRY; npm run chaos passes this repository's)
   --seed N               workload seed (default: 1); the same seed sends the same messages
   --jobs N               messages in the main phase (default 50000)
   --send-rate N          messages per second (default 60)
@@ -34,6 +36,7 @@ const HELP = `npm run chaos -- [flags]
 const flags = scriptFlags({
   options: {
     help: { type: 'boolean', default: false },
+    registry: { type: 'string' },
     seed: { type: 'string', default: '1' },
     jobs: { type: 'string', default: '50000' },
     'send-rate': { type: 'string', default: '60' },
@@ -53,6 +56,7 @@ const flags = scriptFlags({
 }, HELP);
 const number = (name: keyof typeof flags, min: number, max: number): number => numberFlag(flags[name], name, min, max);
 const options = {
+  registry: await toolRegistry(flags.registry),
   seed: Math.trunc(number('seed', 0, 2 ** 31)),
   jobs: Math.trunc(number('jobs', 10, 1_000_000)),
   sendRate: number('send-rate', 1, 10_000),

@@ -2,10 +2,10 @@ import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { connectCacheClient, EntityCache, createCacheClient } from '../../shared/cache/index.ts';
+import { connectCacheClient, EntityCache, createCacheClient, type CachedEntity } from '../../shared/cache/index.ts';
 import { createObservability } from '../../shared/observability/index.ts';
 import { workloadEntities } from '../../shared/workloads/index.ts';
-import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
+import type { JobCatalog, Registry } from '../../shared/workloads/index.ts';
 import { replayDeadLetters } from '../../shared/operations/index.ts';
 import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { queueCounts, type QueueCounts } from '../../shared/queues/index.ts';
@@ -23,6 +23,7 @@ import { workerRollout, type RolloutReport, type WorkerRollout } from './rollout
 import { scheduleRedisFaults, splitRate } from './faults.ts';
 import { allDeadLetters, checkInvariants, isKeyReuse, rightlyRejected, type InvariantReport } from './invariants.ts';
 import { seededRandom } from './random.ts';
+import { REGISTRY_CONTEXT } from '../registry.ts';
 import { startReaders, type Readers } from './readers.ts';
 import { chaosWorkload, type ChaosMessage, type ChaosWorkload } from './workload.ts';
 
@@ -68,6 +69,8 @@ export const DEFAULT_FAULTS: ChaosFaults = {
 };
 
 export interface ChaosOptions {
+  /** The app's workloads: their `local.chaos` traffic and invariants, their fakes, their entities. */
+  readonly registry: Registry;
   readonly seed: number;
   readonly jobs: number;
   /** Messages sent per second in the main phase. @default 60 */
@@ -109,7 +112,7 @@ export interface ChaosReport {
   readonly functionLogs: { readonly counts: Record<string, number>; readonly aboutViolations: Record<string, Record<string, string[]>> };
 }
 
-const APP = fileURLToPath(new URL('./app.ts', import.meta.url));
+const APP = fileURLToPath(new URL(`./app${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url));
 /** A stalled holder's write waits this long on the wire: past the chaos stack's 1.5 s lease. */
 const HOLDER_STALL_MS = 2_500;
 /**
@@ -142,7 +145,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { faults, log } = options;
   const random = seededRandom(options.seed ^ 0x5eed);
-  const workload = await chaosWorkload(WORKLOADS, { seed: options.seed, jobs: options.jobs, convoys: true, keyReuseRate: KEY_REUSE_RATE });
+  const workload = await chaosWorkload(options.registry.workloads, { seed: options.seed, jobs: options.jobs, convoys: true, keyReuseRate: KEY_REUSE_RATE });
   const convoyMessages = workload.convoys.flatMap((convoy) => convoy.jobs).map((job): ChaosMessage => ({ role: 'job', body: job.body, job }));
   const traffic = [...workload.messages, ...convoyMessages];
   const phases: Record<string, number> = {};
@@ -157,7 +160,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   const engines = await startEngines();
   let redis: Engine = engines.redis;
-  const fakes = await startWorkloadFakes(WORKLOADS);
+  const fakes = await startWorkloadFakes(options.registry.workloads);
   // Besides the drawn faults, the service's item-level transaction conflicts, which DynamoDB Local
   // alone never produces: concurrent jobs on one item meet them as they would on AWS.
   // And every lock write it forwards goes past the fence watch, the `staleLockWrites` invariant's
@@ -165,7 +168,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // faults' sequence stays as the seed gives it).
   const fences = fenceWatch();
   const stalls = holderStalls({ resources: new Set(workload.convoys.map((convoy) => convoy.resourceId)), holdMs: HOLDER_STALL_MS, random: seededRandom(options.seed ^ 0xfe9ce) });
-  const entities = workloadEntities(WORKLOADS);
+  const entities = workloadEntities(options.registry.workloads);
   const slowReaders = readerStalls({ entities: entities.map((entity) => entity.name), holdMs: READER_STALL_MS, random: seededRandom(options.seed ^ 0x5100) });
   const proxy = await startDynamoDbFaultProxy({
     target: engines.dynamodb.endpoint, random, stallMs: 2_500, transactionConflicts: true, holdOf: stalls.holdOf, holdAnswerOf: slowReaders.holdAnswerOf,
@@ -179,7 +182,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let workerName = '';
   const logs = new FunctionLogs();
   const cloud = await startLocalCloud({
-    engines, appFile: APP, context: fakes.settings,
+    engines, appFile: APP, context: { ...fakes.settings, [REGISTRY_CONTEXT]: options.registry.module },
     // Every job's trace is read at the end: the store must not drop the early ones (a trace per message, with room for the rest).
     tracing: { maxTraces: 10_000 + 2 * (workload.openings.length + traffic.length) },
     functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint },
@@ -289,13 +292,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     enter('replay');
     const lettersBeforeReplay = await allDeadLetters(sqs, outputs);
-    const replayed = await replayUnexpected(sqs, documents, outputs, workload, rightlyRejected(workload, fakes.apis), lettersBeforeReplay);
+    const replayed = await replayUnexpected(sqs, documents, outputs, workload, rightlyRejected(workload, fakes.apis), lettersBeforeReplay, options.registry.catalog);
     await drain(sqs, outputs.JobsQueueUrl as string, 300_000, log);
     await cloud.streamsIdle(180_000);
     await drain(sqs, outputs.InvalidatorFailureQueueUrl as string, 180_000, log);
 
     enter('check');
-    const cacheReport = await compareCache(outputs, documents, redis);
+    const cacheReport = await compareCache(outputs, documents, redis, entities);
     const invariants = await checkInvariants({
       workload, documents, sqs, outputs, apis: fakes.apis,
       thrownInvocations: thrown, cache: cacheReport, nowMs: Date.now(), traces: (key) => cloud.traces.query(key), lettersBeforeReplay,
@@ -372,7 +375,7 @@ async function waitForQueue(
  */
 async function replayUnexpected(
   sqs: SQSClient, documents: DynamoDBDocumentClient, outputs: Record<string, string>, workload: ChaosWorkload,
-  rejected: ReadonlyMap<string, ReadonlySet<string>>, letters: readonly DeadLetter[],
+  rejected: ReadonlyMap<string, ReadonlySet<string>>, letters: readonly DeadLetter[], catalog: JobCatalog,
 ): Promise<number> {
   const messageIds = letters.filter((letter) => {
     const job = workload.jobs.get(letter.idempotencyKey ?? '');
@@ -383,13 +386,13 @@ async function replayUnexpected(
   if (messageIds.length === 0) return 0;
   const report = await replayDeadLetters(
     { sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl as string, defaultSourceQueueUrl: outputs.JobsQueueUrl as string },
-    { filter: { messageIds }, documents, controlTableName: outputs.ControlTableName as string, catalog: JOB_CATALOG, max: 100_000, deleteDuplicates: true },
+    { filter: { messageIds }, documents, controlTableName: outputs.ControlTableName as string, catalog, max: 100_000, deleteDuplicates: true },
   );
   return report.replayed;
 }
 
 /** Every cache entry compared with the table, nothing repaired (of `entities`: by default this tree's). */
-export async function compareCache(outputs: Record<string, string>, documents: DynamoDBDocumentClient, redis: Pick<Engine, 'endpoint'>, entities = workloadEntities(WORKLOADS)) {
+export async function compareCache(outputs: Record<string, string>, documents: DynamoDBDocumentClient, redis: Pick<Engine, 'endpoint'>, entities: readonly CachedEntity[]) {
   const client = createCacheClient({ url: redis.endpoint, commandTimeoutMs: 5_000 });
   try {
     await connectCacheClient(client);

@@ -46,8 +46,10 @@ export type { StackUpdateOptions, StackUpdateOutcome } from './stack-update.ts';
 export interface LocalCloudOptions {
   /** Running engines (see `startEngines`), possibly started by another process. */
   readonly engines: EngineEndpoints;
-  /** @default - this repository's infra/bin/ballast.ts */
+  /** The CDK app's entry file. @default - the `app` of `appDir`'s `cdk.json` */
   readonly appFile?: string;
+  /** The CDK project whose app it synthesizes. @default process.cwd() */
+  readonly appDir?: string;
   /** An app synthesized already (e.g. from another git tree); `appFile` and `context` are then unused. Its assembly is removed on stop. @default - synthesized here */
   readonly stack?: SynthesizedStack;
   /** Extra CDK context besides `env=local` (e.g. a workload setting, `<NAME>_API_URL`). @default {} */
@@ -168,7 +170,7 @@ export interface LocalCloud {
  * metrics (`measured-dynamodb.ts`). Nothing here names a resource of the stack.
  */
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
-  const [stack, ...others] = options.stack ? [options.stack] : await synthesize({ appFile: options.appFile, context: { env: 'local', ...options.context } });
+  const [stack, ...others] = options.stack ? [options.stack] : await synthesize({ appFile: options.appFile, appDir: options.appDir, context: { env: 'local', ...options.context } });
   if (!stack || others.length > 0) throw new Error(`the local cloud runs exactly one stack; the app synthesized ${others.length + (stack ? 1 : 0)}`);
   const dynamodb = new DynamoDBClient(localClientConfig(options.engines.dynamodb.endpoint));
   const streams = new DynamoDBStreamsClient(localClientConfig(options.engines.dynamodb.endpoint));

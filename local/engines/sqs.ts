@@ -1,4 +1,3 @@
-import { buildApp } from 'fauxqs';
 import { LOCAL_REGION, type Engine } from './engine.ts';
 
 /** A message as the fauxqs store keeps it (the fields the local cloud reads). */
@@ -52,6 +51,8 @@ export async function startSqs(options: { port?: number } = {}): Promise<SqsEngi
     importFauxqsModule<{ SnsStore: new () => object }>('sns/snsStore.js'),
     importFauxqsModule<{ S3Store: new () => object }>('s3/s3Store.js'),
   ]);
+  // Loaded on start: fauxqs is an optional peer, needed only where an engine runs.
+  const { buildApp } = await import('fauxqs');
   const sqsStore = new SqsStore();
   sqsStore.host = '';
   sqsStore.region = LOCAL_REGION;

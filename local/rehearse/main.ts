@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { engineEnvironment, LOCAL_REGION, startEngines, type LocalEngines } from '../engines/index.ts';
 import { startWorkloadFakes } from '../external-api/index.ts';
-import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
+import { toolRegistry } from '../registry.ts';
 import { serveConsoleOf } from '../console/index.ts';
 import type { LocalEndpoint } from '../http.ts';
 import { workloadSettings } from '../../shared/workloads/index.ts';
@@ -60,7 +60,7 @@ const parsed = (() => {
       options: {
         from: { type: 'string' }, to: { type: 'string' }, 'to-dir': { type: 'string' }, env: { type: 'string', default: 'staging' },
         'time-scale': { type: 'string', default: '10' }, jobs: { type: 'string', default: '1200' }, expect: { type: 'string' },
-        seed: { type: 'string', default: '7' }, out: { type: 'string' }, 'console-port': { type: 'string', default: '0' },
+        seed: { type: 'string', default: '7' }, out: { type: 'string' }, 'console-port': { type: 'string', default: '0' }, registry: { type: 'string' },
       },
     }).values;
   } catch (error) {
@@ -85,6 +85,7 @@ const jobs = whole('jobs', 50, 100_000);
 const seed = whole('seed', 0, 2 ** 31 - 1);
 if (problems.length > 0 || !flags) await fail(EXIT.badInput, problems.join('; '));
 const env = String(flags?.env);
+const registry = await toolRegistry(flags?.registry).catch((error: unknown) => fail(EXIT.badInput, (error as Error).message));
 const expect = flags?.expect as 'promote' | 'rollback' | undefined;
 
 try {
@@ -98,7 +99,7 @@ try {
   // the functions are pointed at the local fakes instead.
   const context = {
     env, alarmEmail: 'rehearsal@example.com',
-    ...Object.fromEntries(workloadSettings(WORKLOADS).map((name) => [name, `https://${name.toLowerCase().replaceAll('_', '-')}.rehearsal.invalid`])),
+    ...Object.fromEntries(workloadSettings(registry.workloads).map((name) => [name, `https://${name.toLowerCase().replaceAll('_', '-')}.rehearsal.invalid`])),
   };
   log(`synthesizing and bundling both versions (cdk synth -c env=${env}) ...`);
   const [v1, built] = await Promise.all([buildVersion(from, context), buildVersion(to, context)]);
@@ -119,13 +120,13 @@ try {
   } catch (error) {
     await fail(EXIT.cannotStart, `the engines did not start: ${(error as Error).message}`);
   }
-  fakes = await startWorkloadFakes(WORKLOADS);
+  fakes = await startWorkloadFakes(registry.workloads);
   const settings = fakes.settings;
 
   const localFile = join(tmpdir(), `ballast-rehearse-${process.pid}.json`);
   let consoleEndpoint: LocalEndpoint | undefined;
   const report = await rehearse({
-    engines: engines as LocalEngines, from: { tree: from, stack: v1 }, to: { tree: to, stack: v2 }, apis: fakes.apis, settings,
+    registry, engines: engines as LocalEngines, from: { tree: from, stack: v1 }, to: { tree: to, stack: v2 }, apis: fakes.apis, settings,
     timeScale, jobs, seed, log,
     onStarted: async (cloud) => {
       writeLocalCloudFile({
@@ -133,7 +134,7 @@ try {
         environment: { ...engineEnvironment(engines as LocalEngines), AWS_ENDPOINT_URL_CLOUDWATCH: cloud.cloudWatchUrl },
         outputs: cloud.resources.outputs, startedAt: new Date().toISOString(),
       }, localFile);
-      consoleEndpoint = await serveConsoleOf(cloud, engines as LocalEngines, JOB_CATALOG, Number(flags?.['console-port'] ?? 0));
+      consoleEndpoint = await serveConsoleOf(cloud, engines as LocalEngines, registry.catalog, Number(flags?.['console-port'] ?? 0));
       log(`console: ${consoleEndpoint.url}  (the stack's dashboard, alarms, the deployment's timeline and dead letters, live while the rehearsal runs)`);
     },
     atEnd: async () => doctor(localFile),

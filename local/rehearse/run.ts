@@ -3,9 +3,8 @@ import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { workloadEntities, type Workload } from '../../shared/workloads/index.ts';
+import { workloadEntities, type JobCatalog, type Registry, type Workload } from '../../shared/workloads/index.ts';
 import type { Envelope, EnvelopeInput } from '../../shared/envelope/index.ts';
-import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
 import { replayDeadLetters } from '../../shared/operations/index.ts';
 import { countByReason } from '../../shared/operations/dlq-messages.ts';
 import { reconcileReport, type ReconcileReport } from '../../shared/cache/index.ts';
@@ -75,6 +74,8 @@ export interface RehearsalReport {
 }
 
 export interface RehearsalOptions {
+  /** This checkout's workloads: the traffic's, and what a tree whose own cannot be loaded falls back to. */
+  readonly registry: Registry;
   readonly engines: EngineEndpoints;
   readonly from: { readonly tree: VersionTree; readonly stack: SynthesizedStack };
   readonly to: { readonly tree: VersionTree; readonly stack: SynthesizedStack };
@@ -113,7 +114,7 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
   const startedMs = Date.now();
   const { log } = options;
   const warnings = [...options.from.tree.warnings, ...options.to.tree.warnings];
-  const workload = await chaosWorkload(WORKLOADS, { seed: options.seed, jobs: options.jobs, producerDuplicateRate: 0.05, redeliveryRate: 0.02, poisonRate: 0.005 });
+  const workload = await chaosWorkload(options.registry.workloads, { seed: options.seed, jobs: options.jobs, producerDuplicateRate: 0.05, redeliveryRate: 0.02, poisonRate: 0.005 });
   const v2Producer = await producerOf(options.to.tree, warnings);
 
   let cloud: LocalCloud;
@@ -189,7 +190,7 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
       if (letters.length === 0) return;
       const tree = outcome === 'promote' ? options.to.tree : options.from.tree;
       log(`[${since(startedMs)}] ${letters.length} dead letters ${why}: ballast dlq replay --reason ${reason} (${outcome === 'promote' ? 'v2' : 'v1'}'s CLI)`);
-      const { replayDeadLetters, JOB_CATALOG } = await operatorCli(tree, warnings);
+      const { replayDeadLetters, JOB_CATALOG } = await operatorCli(tree, options.registry, warnings);
       const report = await replayDeadLetters(
         { sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl as string, defaultSourceQueueUrl: queueUrl },
         { filter: { reasons: [reason] }, documents, controlTableName: outputs.ControlTableName as string, catalog: JOB_CATALOG, max: 100_000, deleteDuplicates: true },
@@ -212,7 +213,7 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
     const staleCache: Record<string, number> = {};
     const compared: ReconcileReport[] = [];
     for (const [label, tree] of [['v1 tree', options.from.tree], ['v2 tree', options.to.tree]] as const) {
-      const report = await compareCache(outputs, documents, options.engines.redis, await entitiesOf(tree, warnings));
+      const report = await compareCache(outputs, documents, options.engines.redis, await entitiesOf(tree, options.registry, warnings));
       staleCache[label] = report.mismatches;
       compared.push(report);
     }
@@ -304,27 +305,33 @@ async function producerOf(tree: VersionTree, warnings: string[]): Promise<(messa
  * The replay as the operator runs it after promotion: with the new version's CLI, whose envelope
  * parser reads what only the new version reads. Falls back to this checkout's, with a warning.
  */
-async function operatorCli(tree: VersionTree, warnings: string[]): Promise<{ replayDeadLetters: typeof replayDeadLetters; JOB_CATALOG: typeof JOB_CATALOG }> {
+async function operatorCli(tree: VersionTree, registry: Registry, warnings: string[]): Promise<{ replayDeadLetters: typeof replayDeadLetters; JOB_CATALOG: JobCatalog }> {
   try {
     const operations = await fromTree<{ replayDeadLetters: typeof replayDeadLetters }>(tree, 'shared/operations/index.ts');
-    const registry = await fromTree<{ JOB_CATALOG: typeof JOB_CATALOG }>(tree, 'workloads/registry.ts');
-    return { replayDeadLetters: operations.replayDeadLetters, JOB_CATALOG: registry.JOB_CATALOG };
+    const own = await fromTree<{ JOB_CATALOG: JobCatalog }>(tree, TREE_REGISTRY);
+    return { replayDeadLetters: operations.replayDeadLetters, JOB_CATALOG: own.JOB_CATALOG };
   } catch (error) {
     warnings.push(`${tree.label}: its CLI could not be loaded, so the replay ran with this checkout's: ${(error as Error).message}`);
-    return { replayDeadLetters, JOB_CATALOG };
+    return { replayDeadLetters, JOB_CATALOG: registry.catalog };
   }
 }
 
 /** A tree's cached entities (its own registry and schema versions), or with a warning this checkout's when it has none to load. */
-async function entitiesOf(tree: VersionTree, warnings: string[]): Promise<ReturnType<typeof workloadEntities>> {
+async function entitiesOf(tree: VersionTree, registry: Registry, warnings: string[]): Promise<ReturnType<typeof workloadEntities>> {
   try {
-    const { WORKLOADS: workloads } = await fromTree<{ WORKLOADS: readonly Workload[] }>(tree, 'workloads/registry.ts');
+    const { WORKLOADS: workloads } = await fromTree<{ WORKLOADS: readonly Workload[] }>(tree, TREE_REGISTRY);
     return workloadEntities(workloads);
   } catch (error) {
     warnings.push(`${tree.label}: its cache entities could not be loaded, so this checkout's were compared instead: ${(error as Error).message}`);
-    return workloadEntities(WORKLOADS);
+    return workloadEntities(registry.workloads);
   }
 }
+
+/**
+ * Where this repository's trees, at every commit a rehearsal may start from, keep their registry
+ * (exporting `WORKLOADS` and `JOB_CATALOG`): a path inside the tree, read from that tree.
+ */
+const TREE_REGISTRY = 'workloads/registry.ts';
 
 interface ReadCounts {
   /** Which phase the next answers count for. */

@@ -48,8 +48,8 @@ export function treeAtRef(repo: string, ref: string): VersionTree {
  */
 export function treeCopy(source: string, label: string, repo = source): VersionTree {
   const from = resolve(source);
-  if (!existsSync(join(from, 'infra', 'bin', 'ballast.ts'))) {
-    throw new RehearsalInputError(`${label}: ${from} has no infra/bin/ballast.ts, so it is not a ballast tree`);
+  if (!existsSync(join(from, 'cdk.json'))) {
+    throw new RehearsalInputError(`${label}: ${from} has no cdk.json, so it is not a CDK project to rehearse`);
   }
   const dir = mkdtempSync(join(tmpdir(), 'ballast-rehearse-'));
   let files: string[] | undefined;
@@ -82,14 +82,14 @@ function finish(repo: string, dir: string, label: string, remove: () => void): V
 }
 
 /**
- * Synthesizes a tree's CDK app (its own `infra/bin/ballast.ts`, bundling its own functions), as
+ * Synthesizes a tree's CDK app (the `app` of its own `cdk.json`, bundling its own functions), as
  * `cdk deploy` would from that tree.
  *
  * @throws RehearsalInputError when the app does not synthesize (a dirty build), with what it printed
  */
 export async function buildVersion(tree: VersionTree, context: Record<string, unknown>): Promise<SynthesizedStack> {
   try {
-    const stacks = await synthesize({ appFile: join(tree.dir, 'infra', 'bin', 'ballast.ts'), context });
+    const stacks = await synthesize({ appDir: tree.dir, context });
     const [stack] = stacks;
     if (!stack || stacks.length !== 1) throw new Error(`the app synthesized ${stacks.length} stacks; a rehearsal runs exactly one`);
     return stack;

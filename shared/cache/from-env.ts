@@ -39,13 +39,10 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv = process.env): CacheF
 /**
  * The per-container composition of a cache-using function: config from the environment, one
  * DynamoDB document client, one Redis client and one {@link EntityCache} over `entities`. Call it
- * at module scope of a Lambda entry point, so everything is created once per container.
+ * once per container (a handler factory called at module scope of the Lambda entry).
  *
  * @example
- * import { entityCacheFromEnv } from '../../shared/cache/index.ts';
- * import { workloadEntities } from '../../shared/workloads/index.ts';
- * import { WORKLOADS } from '../../workloads/registry.ts';
- * const { cache, observability } = entityCacheFromEnv(workloadEntities(WORKLOADS));
+ * const { cache, observability } = entityCacheFromEnv(workloadEntities(registry.workloads));
  */
 export function entityCacheFromEnv(
   entities: readonly CachedEntity[], env: NodeJS.ProcessEnv = process.env,

@@ -15,9 +15,11 @@ export interface LocalCloudDescription {
   /** The stack's outputs resolved to local values (JobsQueueUrl, ReadApiUrl, ...). */
   readonly outputs: Record<string, string>;
   readonly startedAt: string;
+  /** The registry module of the app it runs (the CLI loads its workloads from it). @default - none recorded */
+  readonly registry?: string;
 }
 
-/** Where `npm start` writes its description: `.ballast/local.json` under the working directory. */
+/** Where `ballast dev` (`npm start`) writes its description: `.ballast/local.json` under the working directory. */
 export function localCloudFile(cwd = process.cwd()): string {
   return process.env.BALLAST_LOCAL_FILE ?? join(cwd, '.ballast', 'local.json');
 }

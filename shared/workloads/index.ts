@@ -4,6 +4,7 @@ import type { CachedEntity } from '../cache/index.ts';
 import type { JobCatalog } from './job-types.ts';
 
 export { defineJobTypes, jobResources, type JobCatalog, type JobType } from './job-types.ts';
+export { defineRegistry, type Registry } from './registry.ts';
 import { REASONS } from '../errors/index.ts';
 
 /** What the worker hands a workload when it builds its jobs, once per container. */
@@ -19,11 +20,15 @@ export interface WorkloadRuntime {
 
 /**
  * A team's domain, plugged into the framework: its job types and what they need. The framework
- * (`shared/`, `functions/`, `infra/`, `cli/`, `local/`) knows no workload; the one list of them
- * is `workloads/registry.ts`.
+ * knows no workload: the app lists its workloads in one registry module (`defineRegistry`) and
+ * hands it to the stack (`BallastStack`'s `registry`), which bundles each function with only
+ * what it uses.
+ *
+ * Its declaration holds no job code: the handlers live in the module {@link jobs} names, which
+ * only the worker's bundle imports, so the read API, the invalidator and the repair carry none.
  */
 export interface Workload {
-  /** Its folder under `workloads/`, lowercase, e.g. `'accounts'`. */
+  /** Lowercase letters, digits and hyphens, e.g. `'orders'`: its metrics, logs and reasons carry it. */
   readonly name: string;
   /**
    * Environment variables its jobs read through {@link WorkloadRuntime.setting}, e.g. an external
@@ -49,13 +54,40 @@ export interface Workload {
    * Every one needs a handler from {@link jobs}, with the same payload schema.
    */
   readonly jobTypes: JobCatalog;
-  /** One handler per job type of {@link jobTypes}. */
-  jobs(runtime: WorkloadRuntime): readonly JobHandler[];
   /**
-   * Words that only this workload may use, so the boundary test can tell when the framework
-   * starts to know it (test/unit/workload-boundary.test.ts).
+   * The module whose default export is its handlers (`export default defineJobs(orders, (runtime) => [...])`),
+   * one per job type of {@link jobTypes}; usually `new URL('./jobs.ts', import.meta.url)`.
    */
-  readonly vocabulary: readonly RegExp[];
+  readonly jobs: URL | string;
+  /**
+   * The module whose default export is what it adds to local runs (`WorkloadLocal` of
+   * `@ballast-stack/ballast/local`: fakes of its external APIs, demo traffic, chaos traffic).
+   * Never bundled into a function.
+   * @default - nothing: no fakes (its settings point nowhere locally), no demo, no chaos traffic
+   */
+  readonly local?: URL | string;
+  /**
+   * Words that only this workload may use, so a boundary test can tell when a framework (or
+   * another workload) starts to know it.
+   * @default []
+   */
+  readonly vocabulary?: readonly RegExp[];
+}
+
+/** A workload's job handlers, built once per worker container: the default export of its {@link Workload.jobs} module. */
+export interface WorkloadJobs {
+  /** The {@link Workload.name} they belong to. */
+  readonly workload: string;
+  build(runtime: WorkloadRuntime): readonly JobHandler[];
+}
+
+/**
+ * Declares a workload's handlers, the default export of the module its `jobs` names.
+ * @example
+ * export default defineJobs(orders, (runtime) => [placeJob(runtime), cancelJob(runtime)]);
+ */
+export function defineJobs(workload: Pick<Workload, 'name'>, build: (runtime: WorkloadRuntime) => readonly JobHandler[]): WorkloadJobs {
+  return { workload: workload.name, build };
 }
 
 /** A dead-letter reason a workload adds: a stable code (a DLQ attribute, a metric dimension, a replay filter). */
@@ -69,10 +101,9 @@ export interface WorkloadReason {
 const NAME = /^[a-z][a-z0-9-]*$/;
 const FRAMEWORK_REASONS: ReadonlySet<string> = new Set(Object.values(REASONS));
 
-/** Declares a workload, refusing a malformed name or reason, a framework reason, or an empty vocabulary. */
+/** Declares a workload, refusing a malformed name or reason, or a framework reason. */
 export function defineWorkload<const W extends Workload>(workload: W): W {
   if (!NAME.test(workload.name)) throw new Error(`workload name '${workload.name}' must be lowercase letters, digits and hyphens, starting with a letter`);
-  if (workload.vocabulary.length === 0) throw new Error(`workload ${workload.name}: declare its vocabulary, the words only it may use`);
   for (const { code } of workload.reasons ?? []) {
     if (!NAME.test(code)) throw new Error(`workload ${workload.name}: reason '${code}' must be lowercase words joined by hyphens`);
     if (FRAMEWORK_REASONS.has(code)) throw new Error(`workload ${workload.name}: reason '${code}' is the framework's own; name yours differently`);
@@ -102,16 +133,19 @@ export function workloadSettings(workloads: readonly Workload[]): string[] {
 }
 
 /**
- * The job handlers of every workload, refusing two workloads (or one) registering the same type
- * (a message of that type would otherwise run whichever came first), a handler of a type the
- * workload does not declare, a declared type without a handler, and a handler whose payload
- * schema is not its declared type's (producers and the worker would drift).
+ * The job handlers of every workload, refusing a workload without its handlers' module, two
+ * workloads (or one) registering the same type (a message of that type would otherwise run
+ * whichever came first), a handler of a type the workload does not declare, a declared type
+ * without a handler, and a handler whose payload schema is not its declared type's (producers and
+ * the worker would drift).
  */
-export function workloadJobs(workloads: readonly Workload[], runtime: WorkloadRuntime): JobHandler[] {
+export function workloadJobs(workloads: readonly Workload[], modules: readonly WorkloadJobs[], runtime: WorkloadRuntime): JobHandler[] {
   const owners = new Map<string, string>();
   const jobs: JobHandler[] = [];
   for (const workload of workloads) {
-    const handlers = workload.jobs(runtime);
+    const own = modules.find((module) => module.workload === workload.name);
+    if (!own) throw new Error(`workload ${workload.name}: no handlers given; its jobs module must \`export default defineJobs(${workload.name}, ...)\``);
+    const handlers = own.build(runtime);
     for (const job of handlers) {
       const owner = owners.get(job.type);
       if (owner) throw new Error(`job type ${job.type} is registered by both ${owner} and ${workload.name}: each type has one owner`);

@@ -36,7 +36,7 @@ describe('rehearse: bad input exits 2 before anything starts', () => {
   it('a v2 that does not build (a dirty build), with what the synth printed', async () => {
     const tree = treeCopy(REPO, 'broken');
     try {
-      appendFileSync(join(tree.dir, 'infra', 'bin', 'ballast.ts'), '\nthrow new Error("v2 does not synthesize");\n');
+      appendFileSync(join(tree.dir, 'workloads', 'app.ts'), '\nthrow new Error("v2 does not synthesize");\n');
       const { code, output } = await rehearse(['--from', 'HEAD', '--to-dir', tree.dir]);
       assert.equal(code, 2, output);
       assert.match(output, /--to-dir .* does not build: synthesizing the CDK app failed .*v2 does not synthesize/s);

@@ -2,6 +2,7 @@
  * The chaos run in miniature: the same code as `npm run chaos`, about 2,000 jobs, every fault kind
  * at its default rate (a shorter Redis outage), and every invariant must be 0.
  */
+import { registry } from '../../workloads/registry.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_FAULTS, runChaos } from '../../local/chaos/run.ts';
@@ -16,6 +17,7 @@ const RUN_TIMEOUT_MS = 10 * 60_000;
 describe('chaos run: exactly-once and never-stale under every fault combined', { timeout: RUN_TIMEOUT_MS }, () => {
   it('1,800 messages on both workloads\' skewed accounts and SKUs: every invariant is 0, every fault kind was injected', { timeout: RUN_TIMEOUT_MS }, async () => {
     const report = await runChaos({
+      registry,
       seed: 20261201,
       jobs: 1_800,
       sendRate: 60,

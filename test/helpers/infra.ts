@@ -7,8 +7,11 @@ import { VALIDATION_REPORT_FILE } from 'aws-cdk-lib/cx-api';
 import { BallastStack } from '../../infra/ballast-stack.ts';
 import { environmentConfig, type EnvironmentConfig } from '../../infra/config.ts';
 import { addNagChecks, suppressReviewedFindings } from '../../infra/nag-suppressions.ts';
+import { fileURLToPath } from 'node:url';
+import { codeVersion } from '../../infra/code-version.ts';
+import { frameworkModule, writeFunctionEntry } from '../../infra/constructs/function-entry.ts';
 import { workloadSettings } from '../../shared/workloads/index.ts';
-import { WORKLOADS } from '../../workloads/registry.ts';
+import { registry, WORKLOADS } from '../../workloads/registry.ts';
 
 /** The account and region every test stack is synthesized for (no lookups, stable ARNs). */
 export const TEST_ENV = { account: '123456789012', region: 'eu-west-1' } as const;
@@ -16,7 +19,7 @@ export const TEST_ENV = { account: '123456789012', region: 'eu-west-1' } as cons
 export interface BallastAppOptions {
   /** Changes the environment's config, e.g. to provoke a refusal. @default - unchanged */
   readonly adjust?: (config: EnvironmentConfig) => EnvironmentConfig;
-  /** Register the cdk-nag pack the way `infra/bin/ballast.ts` does. @default false */
+  /** Register the cdk-nag pack the way the app (`workloads/app.ts`) does. @default false */
   readonly nag?: boolean;
   /** Acknowledge the reviewed findings, as the CLI app does. @default true */
   readonly acknowledgeReviewed?: boolean;
@@ -36,7 +39,7 @@ export const TEST_SETTINGS: Readonly<Record<string, string>> = Object.fromEntrie
 export function ballastApp(env: string, options: BallastAppOptions = {}) {
   const app = new App({ outdir: options.outdir, context: { 'aws:cdk:bundling-stacks': [] } });
   const config = (options.adjust ?? ((c) => c))(environmentConfig(env, { settings: env === 'local' ? {} : TEST_SETTINGS }));
-  const stack = new BallastStack(app, `ballast-${env}`, { config, workerVersion: 'test', env: TEST_ENV });
+  const stack = new BallastStack(app, `ballast-${env}`, { config, registry, workerVersion: 'test', env: TEST_ENV });
   if (options.acknowledgeReviewed ?? true) suppressReviewedFindings(stack);
   if (options.nag) addNagChecks(app);
   return { app, stack };
@@ -96,4 +99,19 @@ export function nagReport(env: string, options: Omit<BallastAppOptions, 'nag' | 
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
+}
+
+/** This repository: the project the test stacks bundle from. */
+export const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+const FACTORIES: Readonly<Record<string, string>> = { 'cache-invalidator': 'invalidatorHandler', 'invalidation-repair': 'repairHandler', 'read-api': 'readApiHandler' };
+
+/**
+ * The code version a stack over the example registry stamps on one of its functions: of its own
+ * entry (the deployment hooks) or of the entry generated for the registry (the cache functions).
+ */
+export function functionVersion(name: string): string {
+  const module = frameworkModule(`functions/${name}/index`);
+  const factory = FACTORIES[name];
+  return codeVersion(factory ? writeFunctionEntry(REPO, { name, module, factory, registry: registry.module }) : module, REPO);
 }

@@ -11,7 +11,8 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aw
 import type { SQSBatchResponse } from 'aws-lambda';
 import { createWorker } from '../../functions/worker/worker.ts';
 import { workloadJobs } from '../../shared/workloads/index.ts';
-import { WORKLOADS } from '../../workloads/registry.ts';
+import { loadWorkloadJobs } from '../../shared/workloads/load.ts';
+import { registry } from '../../workloads/registry.ts';
 import type { WorkerConfig } from '../../functions/worker/config.ts';
 import type { ExternalJob, JobHandler } from '../../shared/batch/index.ts';
 import { createLambdaContext } from '../../local/lambda/context.ts';
@@ -24,7 +25,7 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 const sqs = new SQSClient({});
 const documents = DynamoDBDocumentClient.from(new DynamoDBClient({}));
 const runtime = { stateTableName: config.stateTableName, documents, setting: (name: string) => config.settings[name] ?? '' };
-const jobs: JobHandler[] = workloadJobs(WORKLOADS, runtime).map((job) => {
+const jobs: JobHandler[] = workloadJobs(registry.workloads, await loadWorkloadJobs(registry.workloads), runtime).map((job) => {
   if (job.effects !== 'external') return job;
   const held: ExternalJob<unknown> = {
     ...job,
@@ -38,7 +39,7 @@ const jobs: JobHandler[] = workloadJobs(WORKLOADS, runtime).map((job) => {
   return held;
 });
 
-const handler = createWorker({ config, documents, sqs, jobs });
+const handler = createWorker({ config, documents, sqs, registry, jobs });
 const received = await sqs.send(new ReceiveMessageCommand({
   QueueUrl: queues.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 5, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'],
 }));

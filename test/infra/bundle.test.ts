@@ -12,6 +12,15 @@ import { pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { App, Stack } from 'aws-cdk-lib';
 import { BallastFunction } from '../../infra/constructs/ballast-function.ts';
+import { frameworkModule, writeFunctionEntry } from '../../infra/constructs/function-entry.ts';
+import { modulePath } from '../../shared/workloads/load.ts';
+import { registry } from '../../workloads/registry.ts';
+import { REPO } from '../helpers/infra.ts';
+
+/** The entry the stack generates for one of its functions over the example registry. */
+const entryOf = (name: string, factory: string, defaults?: string[]) => writeFunctionEntry(REPO, {
+  name, module: frameworkModule(`functions/${name}/index`), factory, registry: registry.module, defaults,
+});
 
 /** What the worker reads at cold start; dummy values, nothing is called. */
 const WORKER_ENV = {
@@ -26,6 +35,7 @@ const WORKER_ENV = {
 describe('worker bundle', () => {
   let outdir: string;
   let bundleDir: string;
+  let readApiDir: string;
   const savedDocker = process.env.CDK_DOCKER;
 
   before(() => {
@@ -34,12 +44,18 @@ describe('worker bundle', () => {
     outdir = mkdtempSync(join(tmpdir(), 'ballast-bundle-'));
     const app = new App({ outdir });
     const stack = new Stack(app, 'Bundle', { env: { account: '123456789012', region: 'eu-west-1' } });
-    new BallastFunction(stack, 'Worker', { functionName: 'worker' });
+    new BallastFunction(stack, 'Worker', {
+      functionName: 'worker', projectRoot: REPO,
+      entry: entryOf('worker', 'workerHandler', registry.workloads.map((workload) => modulePath(workload.jobs))),
+    });
+    new BallastFunction(stack, 'ReadApi', { functionName: 'read-api', projectRoot: REPO, entry: entryOf('read-api', 'readApiHandler') });
     // WHEN it is synthesized
     app.synth();
     const assets = readdirSync(outdir).filter((name) => name.startsWith('asset.') && existsSync(join(outdir, name, 'index.mjs')));
-    assert.equal(assets.length, 1, `one bundled asset expected, found ${assets.join(', ')}`);
-    bundleDir = join(outdir, assets[0]!);
+    assert.equal(assets.length, 2, `two bundled assets expected, found ${assets.join(', ')}`);
+    const bundling = (name: string) => join(outdir, assets.find((asset) => readFileSync(join(outdir, asset, 'index.mjs.map'), 'utf8').includes(`functions/${name}/index.ts`)) ?? 'missing');
+    bundleDir = bundling('worker');
+    readApiDir = bundling('read-api');
   });
 
   after(() => {
@@ -58,6 +74,7 @@ describe('worker bundle', () => {
     assert.match(code, /\/\/# sourceMappingURL=index\.mjs\.map\s*$/);
     const map = JSON.parse(readFileSync(join(bundleDir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
     assert.ok(map.sources.some((source) => source.endsWith('functions/worker/index.ts')), 'the map points at the TypeScript sources');
+    assert.ok(map.sources.some((source) => source.endsWith('workloads/accounts/jobs/index.ts')), 'with the registry\'s job code');
     assert.deepEqual(readdirSync(bundleDir).sort(), ['index.mjs', 'index.mjs.map']);
   });
 
@@ -81,5 +98,12 @@ describe('worker bundle', () => {
     const bundle = (await import(pathToFileURL(join(bundleDir, 'index.mjs')).href)) as { handler?: unknown };
     // THEN
     assert.equal(typeof bundle.handler, 'function');
+  });
+
+  it('each function bundles only what it uses: the read API carries no job code and no worker pipeline', () => {
+    const sources = (dir: string) => (JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8')) as { sources: string[] }).sources;
+    const readApi = sources(readApiDir);
+    assert.ok(readApi.some((source) => source.endsWith('workloads/accounts/entity.ts')), 'the entities it serves are in');
+    assert.deepEqual(readApi.filter((source) => /\/jobs\/|shared\/batch\/|functions\/worker\/|\/local\//.test(source)), []);
   });
 });

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
-import { codeVersion } from '../../infra/code-version.ts';
 import { deployConfig, ENVIRONMENT_NAMES, type EnvironmentConfig } from '../../infra/config.ts';
-import { synthStack } from '../helpers/infra.ts';
+import { functionVersion, synthStack } from '../helpers/infra.ts';
+import { registry } from '../../workloads/registry.ts';
 
 type Resource = { Type: string; Properties: Record<string, any> };
 
@@ -70,7 +70,7 @@ describe('worker canary per environment', () => {
 
   it('-c canaryMinRecords reaches the stack: 0 removes staging\'s post-traffic check, another number replaces its minimum', () => {
     // GIVEN/WHEN staging deployed with each flag
-    const withFlag = (canaryMinRecords: string) => synthStack('staging', () => deployConfig((key) => ({ env: 'staging', ...good, canaryMinRecords } as Record<string, unknown>)[key]));
+    const withFlag = (canaryMinRecords: string) => synthStack('staging', () => deployConfig((key) => ({ env: 'staging', ...good, canaryMinRecords } as Record<string, unknown>)[key], registry));
     const none = withFlag('0');
     const more = withFlag('75');
     // THEN
@@ -136,10 +136,10 @@ describe('the version each function stamps on its logs and metrics (WORKER_VERSI
       [stack.readApi, 'read-api'],
     ] as const;
     for (const [fn, name] of others) {
-      assert.equal(variablesOf(synth, fn).WORKER_VERSION, codeVersion(name), name);
-      assert.match(codeVersion(name), /^\d+\.\d+\.\d+\+[0-9a-f]{8}$/, name);
+      assert.equal(variablesOf(synth, fn).WORKER_VERSION, functionVersion(name), name);
+      assert.match(functionVersion(name), /^\d+\.\d+\.\d+\+[0-9a-f]{8}$/, name);
     }
     // AND a change to one function's bundle moves its version alone: they are all different
-    assert.equal(new Set(others.map(([, name]) => codeVersion(name))).size, others.length);
+    assert.equal(new Set(others.map(([, name]) => functionVersion(name))).size, others.length);
   });
 });

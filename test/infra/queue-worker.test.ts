@@ -6,10 +6,10 @@ import { Alarm, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { LambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
 import { Vpc } from 'aws-cdk-lib/aws-ec2';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { codeVersion } from '../../infra/code-version.ts';
 import { VPC_NETWORK_INTERFACE_ACTIONS } from '../../infra/constructs/ballast-function.ts';
 import { QueueWorker, type QueueWorkerProps } from '../../infra/constructs/queue-worker.ts';
 import { ReliableQueue } from '../../infra/constructs/reliable-queue.ts';
+import { functionVersion } from '../helpers/infra.ts';
 
 // Construct-level tests build their own stack: they must not load (or break with) the whole ballast stack.
 const testStack = () => new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', { env: { account: '123456789012', region: 'eu-west-1' } });
@@ -427,9 +427,9 @@ describe('QueueWorker: the functions it builds', () => {
     const variables = (id: string) => resourceOf(template, id).Properties.Environment.Variables;
     // THEN
     assert.equal(variables(ids.fn).WORKER_VERSION, 'v1');
-    assert.equal(variables(ids.hook).WORKER_VERSION, codeVersion('pre-traffic-check'));
-    assert.equal(variables(logicalId(worker.postTrafficCheck!.node.defaultChild)).WORKER_VERSION, codeVersion('post-traffic-check'));
-    assert.notEqual(codeVersion('pre-traffic-check'), codeVersion('post-traffic-check'), 'two different bundles, two versions');
+    assert.equal(variables(ids.hook).WORKER_VERSION, functionVersion('pre-traffic-check'));
+    assert.equal(variables(logicalId(worker.postTrafficCheck!.node.defaultChild)).WORKER_VERSION, functionVersion('post-traffic-check'));
+    assert.notEqual(functionVersion('pre-traffic-check'), functionVersion('post-traffic-check'), 'two different bundles, two versions');
   });
 
   it('in a VPC, gives the worker\'s role the ENI actions on "*" instead of AWSLambdaVPCAccessExecutionRole; the hooks outside it get none', () => {

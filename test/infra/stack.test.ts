@@ -10,7 +10,7 @@ import type { BallastCache } from '../../infra/constructs/cache.ts';
 import type { BallastNetwork } from '../../infra/constructs/network.ts';
 import { ENVIRONMENT_NAMES } from '../../infra/config.ts';
 import { VPC_NETWORK_INTERFACE_ACTIONS } from '../../infra/constructs/ballast-function.ts';
-import { synthStack } from '../helpers/infra.ts';
+import { functionVersion, REPO, synthStack } from '../helpers/infra.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
@@ -459,9 +459,10 @@ describe('BallastStack', () => {
 describe('codeVersion', () => {
   it('hashes what one function bundles: a change elsewhere keeps its version, a change it imports does not', async () => {
     const { codeVersion } = await import('../../infra/code-version.ts');
-    assert.match(codeVersion('worker'), /^\d+\.\d+\.\d+\+[0-9a-f]{8}$/);
-    assert.equal(codeVersion('worker'), codeVersion('worker'), 'stable for the same code');
-    assert.notEqual(codeVersion('worker'), codeVersion('read-api'), 'each function has its own version');
+    const { stack } = synthStack('local');
+    assert.match(codeVersion(stack.workerEntry, REPO), /^\d+\.\d+\.\d+\+[0-9a-f]{8}$/);
+    assert.equal(codeVersion(stack.workerEntry, REPO), codeVersion(stack.workerEntry, REPO), 'stable for the same code');
+    assert.notEqual(codeVersion(stack.workerEntry, REPO), functionVersion('read-api'), 'each function has its own version');
 
     const root = mkdtempSync(join(tmpdir(), 'ballast-code-version-'));
     try {
@@ -480,28 +481,28 @@ describe('codeVersion', () => {
       write('shared/used.ts', "import { Redis } from 'ioredis';\nexport const used = () => Redis;\n");
       write('shared/unused.ts', 'export const unused = 1;\n');
       write('cli/main.ts', "import { Command } from 'commander';\nexport const cli = new Command();\n");
-      const first = codeVersion('job', root);
+      const first = codeVersion('functions/job/index.ts', root);
       assert.match(first, /^1\.2\.3\+[0-9a-f]{8}$/);
 
       write('shared/unused.ts', 'export const unused = 2;\n');
       write('cli/main.ts', '// the CLI changed\n');
       write('package-lock.json', lock('6.0.0', '14.1.0'));
-      assert.equal(codeVersion('job', root), first, 'a CLI change, an unimported shared file or a package the bundle does not use leave the version alone');
+      assert.equal(codeVersion('functions/job/index.ts', root), first, 'a CLI change, an unimported shared file or a package the bundle does not use leave the version alone');
 
       write('shared/used.ts', "import { Redis } from 'ioredis';\nexport const used = () => [Redis];\n");
-      const second = codeVersion('job', root);
+      const second = codeVersion('functions/job/index.ts', root);
       assert.notEqual(second, first, 'a shared file the function imports changes it');
       write('package-lock.json', lock('6.0.0', '14.1.0', '2.2.0'));
-      const third = codeVersion('job', root);
+      const third = codeVersion('functions/job/index.ts', root);
       assert.notEqual(third, second, 'so does a locked dependency of a package it imports');
 
       // AND the module bundled in place of a built-in is part of the version too
       write('shims/http.cjs', "module.exports = process.getBuiltinModule('node:http');\n");
       const aliases = { 'node:http': join(root, 'shims/http.cjs') };
-      const shimmed = codeVersion('job', root, aliases);
+      const shimmed = codeVersion('functions/job/index.ts', root, aliases);
       assert.notEqual(shimmed, third, 'bundling a built-in another way changes it');
       write('shims/http.cjs', "module.exports = require('node:http');\n");
-      assert.notEqual(codeVersion('job', root, aliases), shimmed, 'and so does editing what is bundled in its place');
+      assert.notEqual(codeVersion('functions/job/index.ts', root, aliases), shimmed, 'and so does editing what is bundled in its place');
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -3,6 +3,7 @@
  * the environment it reads, with its environment's sampling ratio; the IAM it needs is X-Ray's two
  * write actions and nothing more; a configuration that cannot work is refused at synth.
  */
+import { registry } from '../../workloads/registry.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { App, Stack, type CfnElement } from 'aws-cdk-lib';
@@ -56,7 +57,7 @@ const variablesOf = (resource: Resource): Record<string, unknown> => resource.Pr
 function stackIn(region: string | undefined, config: EnvironmentConfig = environmentConfig('dev', { settings: TEST_SETTINGS })) {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new BallastStack(app, `ballast-${config.name}`, {
-    config, workerVersion: 'test', ...(region ? { env: { account: TEST_ENV.account, region } } : {}),
+    config, registry, workerVersion: 'test', ...(region ? { env: { account: TEST_ENV.account, region } } : {}),
   });
   return { stack, template: Template.fromStack(stack) };
 }
@@ -166,7 +167,7 @@ describe('tracing: OpenTelemetry through the AWS Lambda Layer for OpenTelemetry'
     it('is replaced by -c otelLayerArn, and only the layer changes', () => {
       // GIVEN
       const arn = 'arn:aws:lambda:eu-west-1:615299751070:layer:AWSOpenTelemetryDistroJs:99';
-      const config = deployConfig(context({ env: 'prod', ...TEST_SETTINGS, alarmEmail: 'oncall@example.com', otelLayerArn: arn }));
+      const config = deployConfig(context({ env: 'prod', ...TEST_SETTINGS, alarmEmail: 'oncall@example.com', otelLayerArn: arn }), registry);
       // WHEN
       const { stack, template } = stackIn(TEST_ENV.region, config);
       // THEN
@@ -177,8 +178,8 @@ describe('tracing: OpenTelemetry through the AWS Lambda Layer for OpenTelemetry'
         assert.equal(variablesOf(resource).OTEL_TRACES_SAMPLER_ARG, '0.05');
       }
       // AND without the flag, the default
-      assert.equal(deployConfig(context({ env: 'dev', ...TEST_SETTINGS })).tracing.layerArn, undefined);
-      assert.equal(deployConfig(context({ env: 'dev', ...TEST_SETTINGS, otelLayerArn: '' })).tracing.layerArn, undefined);
+      assert.equal(deployConfig(context({ env: 'dev', ...TEST_SETTINGS }), registry).tracing.layerArn, undefined);
+      assert.equal(deployConfig(context({ env: 'dev', ...TEST_SETTINGS, otelLayerArn: '' }), registry).tracing.layerArn, undefined);
     });
 
     it('warns about a layer it does not know (the wrapper and variables are AWSOpenTelemetryDistroJs\'s), and about a region it cannot check', () => {

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { exitOf, runNode, survivors, waitForOutput } from '../helpers/processes.ts';
 
-const start = fileURLToPath(new URL('../../local/start.ts', import.meta.url));
+const cli = fileURLToPath(new URL('../../cli/bin/ballast.ts', import.meta.url));
 
-describe('npm start', () => {
+describe('npm start (ballast dev --demo on this repository\'s app)', () => {
   it('prints the engines within 30 s, runs the demo to "demo complete" with every job accounted for, exits 0 on SIGINT leaving nothing', async () => {
     // A smaller demo than the default (3,000 jobs over a minute): bench/ measures the full one.
-    const app = runNode(start, ['--jobs', '300', '--duration', '8']);
+    const app = runNode(cli, ['dev', '--demo', '--jobs', '300', '--duration', '8']);
     try {
       const early = await waitForOutput(app, /redis\s+redis:\/\/\S+/, 30_000);
       const endpoints = [...early.matchAll(/^\s+(dynamodb|sqs|redis)\s+(\S+)/gm)].map((match) => match[1]);

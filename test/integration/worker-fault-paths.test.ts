@@ -14,7 +14,7 @@ import { REASONS } from '../../shared/errors/index.ts';
 import type { Envelope } from '../../shared/envelope/index.ts';
 import { lockKey } from '../../shared/lock/index.ts';
 import type { ExternalJob, TransactionalJob } from '../../shared/batch/index.ts';
-import { creditJob } from '../../workloads/accounts/index.ts';
+import { creditJob } from '../../workloads/accounts/jobs/index.ts';
 import { captureOutput, metricTotal } from '../helpers/output.ts';
 import { useWorkerHarness } from '../helpers/worker-harness.ts';
 import { toDeadLetter } from '../../shared/operations/dlq-messages.ts';

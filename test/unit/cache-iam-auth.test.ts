@@ -151,11 +151,11 @@ describe('cache auth from the environment (BALLAST_CACHE_AUTH)', () => {
 
   it('gives the worker\'s readiness probe the same cache settings, only when it has a cache', () => {
     const worker = { ...iam, CONTROL_TABLE_NAME: 'control', DEAD_LETTER_QUEUE_URL: 'https://sqs/dlq', PARTNER_API_URL: 'https://partner', CARRIER_API_URL: 'https://carrier' };
-    const config = workerConfigFromEnv(worker);
+    const config = workerConfigFromEnv(worker, []);
     assert.deepEqual([config.cacheUrl, config.cacheCluster, config.cacheAuth],
       [iam.BALLAST_CACHE_URL, true, { mode: 'iam', userId: 'ballast-user', cacheName: 'ballast-cache', region: 'eu-west-1' }]);
-    assert.equal(workerConfigFromEnv({ ...worker, BALLAST_CACHE_URL: undefined }).cacheAuth, undefined);
-    assert.throws(() => workerConfigFromEnv({ ...worker, BALLAST_CACHE_USER: undefined }), /worker configuration: .*BALLAST_CACHE_USER is required/);
+    assert.equal(workerConfigFromEnv({ ...worker, BALLAST_CACHE_URL: undefined }, []).cacheAuth, undefined);
+    assert.throws(() => workerConfigFromEnv({ ...worker, BALLAST_CACHE_USER: undefined }, []), /worker configuration: .*BALLAST_CACHE_USER is required/);
   });
 
   it('turns iam mode into a client whose every connection asks for the current token', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import {
   buildJob, defineJobTypes, InvalidJobError, jobBuilder, messageDeduplicationId, messageGroupId, MessageTooLargeError, parseJobLines, sendEnvelopes,
-} from '../../shared/index.ts';
+} from '../../shared/producer/index.ts';
 import { jobResources } from '../../shared/workloads/index.ts';
 import { JOB_CATALOG, job } from '../../workloads/registry.ts';
 import { parseEnvelope } from '../../shared/envelope/index.ts';

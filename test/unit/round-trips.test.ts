@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { roundTripsInSeries } from '../../workloads/accounts/bench/throughput/round-trips.ts';
+import { roundTripsInSeries } from '../../bench/throughput/round-trips.ts';
 
 describe('throughput bench: round trips in series', () => {
   it('counts the longest chain of requests each sent after the one before it was answered', () => {

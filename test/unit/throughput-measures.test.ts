@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { coldImportRatio, type BundleMeasure } from '../../workloads/accounts/bench/throughput/bundles.ts';
-import { billPerMillionRecords, PRICES } from '../../workloads/accounts/bench/throughput/bill.ts';
-import { capacityOf, itemSize } from '../../workloads/accounts/bench/throughput/capacity.ts';
-import { itemWritesOf } from '../../workloads/accounts/bench/throughput/item-writes.ts';
+import { coldImportRatio, type BundleMeasure } from '../../bench/throughput/bundles.ts';
+import { billPerMillionRecords, PRICES } from '../../bench/throughput/bill.ts';
+import { capacityOf, itemSize } from '../../bench/throughput/capacity.ts';
+import { itemWritesOf } from '../../bench/throughput/item-writes.ts';
 
 describe('throughput bench: item writes per request, capacity units and the bill, cold import ratio', () => {
   it('counts one per transaction entry (a ConditionCheck too), one per batch request, one per single write, none for a read', () => {

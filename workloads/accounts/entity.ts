@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { defineEntity, projectItem } from '../../shared/cache/index.ts';
+import { defineEntity, projectItem } from '@ballast-stack/ballast';
 
 /**
  * What the cache stores and `GET /accounts/{id}` returns for an account: the state-table item

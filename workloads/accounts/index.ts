@@ -4,10 +4,9 @@
  * partner API (`account.sync-profile`, external, under the account's lock). It is what a team's
  * own workload looks like.
  */
-import { defineWorkload } from '../../shared/workloads/index.ts';
+import { defineWorkload } from '@ballast-stack/ballast';
 import { accountEntity } from './entity.ts';
 import { ACCOUNT_JOB_TYPES } from './job-types.ts';
-import { accountJobs } from './jobs/index.ts';
 import { ACCOUNT_REASONS } from './reasons.ts';
 
 export {
@@ -15,7 +14,6 @@ export {
 } from './schemas.ts';
 export { ACCOUNT_JOB_TYPES } from './job-types.ts';
 export { accountEntity, CACHED_ACCOUNT, toCachedAccount, type CachedAccount } from './entity.ts';
-export { accountJobs, creditJob, debitJob, syncProfileJob, transferJob } from './jobs/index.ts';
 export { ACCOUNT_REASONS } from './reasons.ts';
 
 /** Base URL of the partner profile API that `account.sync-profile` calls. */
@@ -31,10 +29,9 @@ export const accounts = defineWorkload({
   ],
   entities: [accountEntity],
   jobTypes: ACCOUNT_JOB_TYPES,
-  jobs: (runtime) => {
-    const options = { stateTableName: runtime.stateTableName, nowMs: runtime.nowMs };
-    return accountJobs({ ...options, partnerApiUrl: runtime.setting(PARTNER_API_URL) });
-  },
+  // Modules, not imports: only the worker's bundle carries the job code, no bundle the local parts.
+  jobs: new URL('./jobs/index.ts', import.meta.url),
+  local: new URL('./local/index.ts', import.meta.url),
   // Not `accountId` or `Account` alone: those are AWS's words too (account ids in ARNs).
   vocabulary: [
     /account[#.]/, /\baccountKey\b/, /\b(Cached)?Account(Cache|Entry|Change)\b/, /\bCachedAccount\b/, /\/accounts\b/,

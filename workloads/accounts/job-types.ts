@@ -1,4 +1,4 @@
-import { defineJobTypes } from '../../shared/workloads/index.ts';
+import { defineJobTypes } from '@ballast-stack/ballast';
 import { BALANCE_CHANGE, JOB_TYPES, SYNC_PROFILE, TRANSFER } from './schemas.ts';
 
 /** The account example's job types, as producers and the worker see them. */

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { entityKey } from '../../shared/tables/index.ts';
+import { entityKey } from '@ballast-stack/ballast';
 
 /**
  * Payload schemas of the example workload ballast ships: the producer SDK builds with them and

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { defineEntity, projectItem } from '../../shared/cache/index.ts';
+import { defineEntity, projectItem } from '@ballast-stack/ballast';
 
 /** What the cache stores and `GET /skus/{id}` returns for a SKU (the item without its `pk`). */
 export const CACHED_SKU = z.object({

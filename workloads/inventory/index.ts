@@ -4,15 +4,13 @@
  * refused) and carrier shipments of reserved stock (`shipment.book`, external, under the lock of
  * every reservation it ships). SKUs are cached and served at `GET /skus/{id}`.
  */
-import { defineWorkload } from '../../shared/workloads/index.ts';
+import { defineWorkload } from '@ballast-stack/ballast';
 import { skuEntity } from './entity.ts';
 import { INVENTORY_JOB_TYPES } from './job-types.ts';
-import { inventoryJobs } from './jobs/index.ts';
 import { INVENTORY_REASONS } from './reasons.ts';
 
 export { CACHED_SKU, skuEntity, toCachedSku, type CachedSku } from './entity.ts';
 export { INVENTORY_JOB_TYPES } from './job-types.ts';
-export { bookShipmentJob, inventoryJobs, receiveJob, releaseJob, reserveJob } from './jobs/index.ts';
 export { INVENTORY_REASONS } from './reasons.ts';
 export {
   RESERVATION_STATUS, reservationKey, SHIPMENT_BOOK, shipmentKey, skuKey, STOCK_JOBS, STOCK_RECEIVE, STOCK_RELEASE, STOCK_RESERVE,
@@ -34,8 +32,7 @@ export const inventory = defineWorkload({
   ],
   entities: [skuEntity],
   jobTypes: INVENTORY_JOB_TYPES,
-  jobs: (runtime) => inventoryJobs({
-    stateTableName: runtime.stateTableName, documents: runtime.documents, carrierApiUrl: runtime.setting(CARRIER_API_URL), nowMs: runtime.nowMs,
-  }),
+  jobs: new URL('./jobs/index.ts', import.meta.url),
+  local: new URL('./local/index.ts', import.meta.url),
   vocabulary: [/\bsku/i, /stock\./, /\breservation/i, /shipment/i, /\bcarrier/i, /\/skus\b/, /\binventory\b/i],
 });

@@ -1,4 +1,4 @@
-import { defineJobTypes } from '../../shared/workloads/index.ts';
+import { defineJobTypes } from '@ballast-stack/ballast';
 import { reservationResource, SHIPMENT_BOOK, STOCK_JOBS, STOCK_RECEIVE, STOCK_RELEASE, STOCK_RESERVE } from './schemas.ts';
 
 /** The inventory workload's job types, as producers and the worker see them. */

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { entityKey } from '../../shared/tables/index.ts';
+import { entityKey } from '@ballast-stack/ballast';
 
 /** The inventory workload's job types. */
 export const STOCK_JOBS = {

@@ -4,7 +4,7 @@ import { ACCOUNT_REASONS, JOB_TYPES } from '../../../workloads/accounts/index.ts
 import { METRICS } from '../../../shared/observability/index.ts';
 import { captureOutput, metricTotal } from '../../helpers/output.ts';
 import { useWorkerHarness } from '../../helpers/worker-harness.ts';
-import { JOB_CATALOG } from '../../../workloads/registry.ts';
+import { JOB_CATALOG, registry } from '../../../workloads/registry.ts';
 
 describe('account.transfer: two accounts, one transaction', () => {
   const h = useWorkerHarness();
@@ -67,7 +67,7 @@ describe('account.transfer: two accounts, one transaction', () => {
     let calls = 0;
     const catalog = { ...JOB_CATALOG, [JOB_TYPES.transfer]: { ...declared, resources: (job: Parameters<NonNullable<typeof declared.resources>>[0]) => (calls += 1, declared.resources?.(job) ?? []) } };
     await h.send(queues, transfer('acc-tr-once', 'acc-tr-twice', 1, 'tr-once'));
-    await captureOutput(() => h.drain(queues, h.worker(queues, { catalog })));
+    await captureOutput(() => h.drain(queues, h.worker(queues, { registry: { ...registry, catalog } })));
     assert.equal(calls, 1);
   });
 });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope } from '../../../shared/envelope/index.ts';
 import { FatalError } from '../../../shared/errors/index.ts';
-import { INVENTORY_REASONS, releaseJob, STOCK_JOBS } from '../../../workloads/inventory/index.ts';
+import { INVENTORY_REASONS, STOCK_JOBS } from '../../../workloads/inventory/index.ts';
+import { releaseJob } from '../../../workloads/inventory/jobs/index.ts';
 
 describe('stock.release plan', () => {
   it('refuses a reservation missing at its read, so it can never commit a release that changed nothing', async () => {

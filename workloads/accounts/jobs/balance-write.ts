@@ -1,6 +1,6 @@
-import type { BusinessWrite } from '../../../shared/idempotency/index.ts';
-import { FatalError, REASONS } from '../../../shared/errors/index.ts';
-import { STATE_TABLE } from '../../../shared/tables/index.ts';
+import type { BusinessWrite } from '@ballast-stack/ballast';
+import { FatalError, REASONS } from '@ballast-stack/ballast';
+import { STATE_TABLE } from '@ballast-stack/ballast';
 import { ACCOUNT_REASONS } from '../reasons.ts';
 import { accountKey } from '../schemas.ts';
 

@@ -1,5 +1,5 @@
 import { BALANCE_CHANGE, JOB_TYPES, type BalanceChange } from '../schemas.ts';
-import type { TransactionalJob } from '../../../shared/batch/index.ts';
+import type { TransactionalJob } from '@ballast-stack/ballast';
 import { balanceWrite } from './balance-write.ts';
 
 export interface BalanceJobOptions {

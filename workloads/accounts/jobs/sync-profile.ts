@@ -1,9 +1,9 @@
 import { accountKey, JOB_TYPES, SYNC_PROFILE, type SyncProfile } from '../schemas.ts';
-import { FatalError } from '../../../shared/errors/index.ts';
-import { callExternalApi } from '../../../shared/external/index.ts';
+import { FatalError } from '@ballast-stack/ballast';
+import { callExternalApi } from '@ballast-stack/ballast';
 import { ACCOUNT_REASONS } from '../reasons.ts';
-import type { ExternalJob } from '../../../shared/batch/index.ts';
-import { STATE_TABLE } from '../../../shared/tables/index.ts';
+import type { ExternalJob } from '@ballast-stack/ballast';
+import { STATE_TABLE } from '@ballast-stack/ballast';
 
 export interface SyncProfileJobOptions {
   readonly stateTableName: string;

@@ -1,5 +1,5 @@
-import { FatalError, REASONS } from '../../../shared/errors/index.ts';
-import type { TransactionalJob } from '../../../shared/batch/index.ts';
+import { FatalError, REASONS } from '@ballast-stack/ballast';
+import type { TransactionalJob } from '@ballast-stack/ballast';
 import { JOB_TYPES, TRANSFER, type Transfer } from '../schemas.ts';
 import { balanceWrite } from './balance-write.ts';
 import type { BalanceJobOptions } from './balance.ts';

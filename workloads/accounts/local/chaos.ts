@@ -1,5 +1,5 @@
-import { REASONS } from '../../../shared/errors/index.ts';
-import type { ChaosCheck, ChaosJob, ChaosTrafficRequest, WorkloadChaos } from '../../../local/chaos/workload-chaos.ts';
+import { REASONS } from '@ballast-stack/ballast';
+import type { ChaosCheck, ChaosJob, ChaosTrafficRequest, WorkloadChaos } from '@ballast-stack/ballast/local';
 import { PARTNER_API_URL } from '../index.ts';
 import { ACCOUNT_REASONS } from '../reasons.ts';
 import { JOB_TYPES } from '../schemas.ts';

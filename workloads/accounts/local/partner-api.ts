@@ -1,6 +1,6 @@
 import {
   EXTERNAL_API_FAULTS, startExternalApi, type ExternalApi, type ExternalApiChaos, type ExternalApiFaultKind,
-} from '../../../local/external-api/index.ts';
+} from '@ballast-stack/ballast/local';
 
 /**
  * The external partner profile API that `account.sync-profile` calls: an {@link ExternalApi} on

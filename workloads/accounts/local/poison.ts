@@ -6,10 +6,10 @@
  * run finds it by its exact body, so bodies are unique), every valid one applied once.
  * Deterministic for a seed, so a failing run can be replayed from its logged seed.
  */
-import { CURRENT_SCHEMA_VERSION, SUPPORTED_MAJOR_VERSIONS } from '../../../shared/envelope/index.ts';
-import { REASONS, type Reason } from '../../../shared/errors/index.ts';
-import { seededRandom } from '../../../local/chaos/random.ts';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../../../shared/producer/size.ts';
+import { CURRENT_SCHEMA_VERSION, SUPPORTED_MAJOR_VERSIONS } from '@ballast-stack/ballast';
+import { REASONS, type Reason } from '@ballast-stack/ballast';
+import { seededRandom } from '@ballast-stack/ballast/local';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '@ballast-stack/ballast/producer';
 import { JOB_TYPES } from '../schemas.ts';
 
 /** The families of bad (and deliberately awkward but valid) bodies; see {@link poisonMessages}. */

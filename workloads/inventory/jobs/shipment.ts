@@ -1,8 +1,8 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ExternalJob } from '../../../shared/batch/index.ts';
-import { FatalError } from '../../../shared/errors/index.ts';
-import { callExternalApi } from '../../../shared/external/index.ts';
-import { STATE_TABLE } from '../../../shared/tables/index.ts';
+import type { ExternalJob } from '@ballast-stack/ballast';
+import { FatalError } from '@ballast-stack/ballast';
+import { callExternalApi } from '@ballast-stack/ballast';
+import { STATE_TABLE } from '@ballast-stack/ballast';
 import { INVENTORY_REASONS } from '../reasons.ts';
 import { RESERVATION_STATUS, reservationKey, SHIPMENT_BOOK, shipmentKey, STOCK_JOBS, type Reservation, type ShipmentBook } from '../schemas.ts';
 

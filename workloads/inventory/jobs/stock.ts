@@ -1,7 +1,7 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { TransactionalJob } from '../../../shared/batch/index.ts';
-import { FatalError } from '../../../shared/errors/index.ts';
-import { STATE_TABLE } from '../../../shared/tables/index.ts';
+import type { TransactionalJob } from '@ballast-stack/ballast';
+import { FatalError } from '@ballast-stack/ballast';
+import { STATE_TABLE } from '@ballast-stack/ballast';
 import { INVENTORY_REASONS } from '../reasons.ts';
 import {
   RESERVATION_STATUS, reservationKey, skuKey, STOCK_JOBS, STOCK_RECEIVE, STOCK_RELEASE, STOCK_RESERVE,

@@ -1,4 +1,4 @@
-import { startExternalApi, type ExternalApi } from '../../../local/external-api/index.ts';
+import { startExternalApi, type ExternalApi } from '@ballast-stack/ballast/local';
 
 /**
  * The carrier booking API that `shipment.book` calls: `POST /shipments/{shipmentId}` books once

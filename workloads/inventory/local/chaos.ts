@@ -1,4 +1,4 @@
-import type { ChaosCheck, ChaosJob, ChaosTrafficRequest, WorkloadChaos } from '../../../local/chaos/workload-chaos.ts';
+import type { ChaosCheck, ChaosJob, ChaosTrafficRequest, WorkloadChaos } from '@ballast-stack/ballast/local';
 import { CARRIER_API_URL } from '../index.ts';
 import { INVENTORY_REASONS } from '../reasons.ts';
 import { RESERVATION_STATUS, STOCK_JOBS } from '../schemas.ts';

@@ -1,4 +1,4 @@
-import type { DemoRequest, DemoTraffic } from '../../../local/demo/workload.ts';
+import type { DemoRequest, DemoTraffic } from '@ballast-stack/ballast/local';
 import { STOCK_JOBS } from '../schemas.ts';
 
 const SKUS = 20;

@@ -2,9 +2,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDynamoDb, startSqs, type Engine, type SqsEngine } from '../../local/engines/index.ts';
 import { startDynamoDbFaultProxy } from '../../local/faults/index.ts';
-import { BUNDLE_ENTRIES, OPENTELEMETRY_API_ENTRY, buildLikeTheStack, measureBuild } from '../../workloads/accounts/bench/throughput/bundles.ts';
-import { runVariant, type RunOptions } from '../../workloads/accounts/bench/throughput/run.ts';
-import { creditTraffic } from '../../workloads/accounts/bench/throughput/workload.ts';
+import { BUNDLE_ENTRIES, OPENTELEMETRY_API_ENTRY, buildLikeTheStack, measureBuild } from '../../bench/throughput/bundles.ts';
+import { runVariant, type RunOptions } from '../../bench/throughput/run.ts';
+import { creditTraffic } from '../../bench/throughput/workload.ts';
 
 /**
  * What `npm run bench:throughput` measures, checked for truth rather than speed (speed targets live

@@ -1,9 +1,9 @@
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { sqsJobBatch } from '../../../../../shared/batch/index.ts';
-import { IdempotencyStore } from '../../../../../shared/idempotency/index.ts';
-import { createObservability } from '../../../../../shared/observability/index.ts';
-import { creditJob } from '../../../jobs/balance.ts';
+import { sqsJobBatch } from '../../../shared/batch/index.ts';
+import { IdempotencyStore } from '../../../shared/idempotency/index.ts';
+import { createObservability } from '../../../shared/observability/index.ts';
+import { creditJob } from '../../../workloads/accounts/jobs/balance.ts';
 import { required, type BatchHandler, type Variant } from './types.ts';
 
 /**

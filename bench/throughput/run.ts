@@ -4,11 +4,11 @@ import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk
 import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { engineEnvironment, LOCAL_CREDENTIALS, machineCpuTicks, ownCpuSeconds, pidCpuSeconds, queueDepth, LOCAL_REGION, type Engine, type SqsEngine } from '../../../../local/engines/index.ts';
-import { FunctionRuntime, INIT_PHASE_LIMIT_MS } from '../../../../local/lambda/function-runtime.ts';
-import { startSqsEventSource } from '../../../../local/lambda/sqs-event-source.ts';
-import { FUNCTION_TIMEOUT_ENV } from '../../../../shared/aws/index.ts';
-import { CONTROL_TABLE, STATE_TABLE } from '../../../../shared/tables/index.ts';
+import { engineEnvironment, LOCAL_CREDENTIALS, machineCpuTicks, ownCpuSeconds, pidCpuSeconds, queueDepth, LOCAL_REGION, type Engine, type SqsEngine } from '../../local/engines/index.ts';
+import { FunctionRuntime, INIT_PHASE_LIMIT_MS } from '../../local/lambda/function-runtime.ts';
+import { startSqsEventSource } from '../../local/lambda/sqs-event-source.ts';
+import { FUNCTION_TIMEOUT_ENV } from '../../shared/aws/index.ts';
+import { CONTROL_TABLE, STATE_TABLE } from '../../shared/tables/index.ts';
 import { FUNCTION_MEMORY_MB } from './bill.ts';
 import { REPORT_CHANNEL, type InvocationReport } from './report-channel.ts';
 import type { VariantName } from './variants/index.ts';

@@ -10,7 +10,7 @@
  *
  * Exit code: 0 when ballast meets every target, 1 when it misses one, 2 on bad flags.
  */
-import { numberFlag, scriptFlags } from '../../../../local/flags.ts';
+import { numberFlag, scriptFlags } from '../../local/flags.ts';
 import { writeFileSync } from 'node:fs';
 import { runThroughputBench, type BenchOptions } from './bench.ts';
 import { renderReport } from './report.ts';
@@ -45,7 +45,7 @@ const flags = scriptFlags({
     imports: { type: 'string', default: '21' },
     seed: { type: 'string', default: '1' },
     dynamodb: { type: 'string', default: 'service' },
-    out: { type: 'string', default: new URL('../../../../bench/results/throughput.json', import.meta.url).pathname },
+    out: { type: 'string', default: new URL('../results/throughput.json', import.meta.url).pathname },
   },
 }, HELP);
 const number = (name: keyof typeof flags, min: number, max: number, integer = true): number => numberFlag(flags[name], name, min, max, integer);

@@ -1,6 +1,6 @@
 import { cpus } from 'node:os';
-import { startDynamoDb, startSqs } from '../../../../local/engines/index.ts';
-import { startDynamoDbFaultProxy, type DynamoDbFaultProxy } from '../../../../local/faults/index.ts';
+import { startDynamoDb, startSqs } from '../../local/engines/index.ts';
+import { startDynamoDbFaultProxy, type DynamoDbFaultProxy } from '../../local/faults/index.ts';
 import { billPerMillionRecords, FUNCTION_MEMORY_MB, type Bill } from './bill.ts';
 import { coldImportRatio, measureBundles, median, type BundleMeasure } from './bundles.ts';
 import { runVariant, type RunResult } from './run.ts';

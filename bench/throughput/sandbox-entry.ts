@@ -13,7 +13,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { awsClientConfig } from '../../../../shared/aws/index.ts';
+import { awsClientConfig } from '../../shared/aws/index.ts';
 import { REPORT_CHANNEL, type InvocationReport } from './report-channel.ts';
 import { capacityOf, type CapacityUnits } from './capacity.ts';
 import { itemWritesOf } from './item-writes.ts';

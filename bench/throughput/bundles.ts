@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, type BuildOptions, type Metafile, type StdinOptions } from 'esbuild';
-import { LAZY_BUILTIN_ALIASES } from '../../../../infra/constructs/bundling/lazy-builtins.ts';
+import { LAZY_BUILTIN_ALIASES } from '../../infra/constructs/bundling/lazy-builtins.ts';
 
 /** What one build put out: `index.mjs` and its map, and what of it came from tracing. */
 export interface BuiltBundle {
@@ -30,16 +30,26 @@ export interface BundleMeasure extends Omit<BuiltBundle, 'inputs'> {
   readonly coldImportSamplesMs: readonly number[];
 }
 
-const ROOT = new URL('../../../../', import.meta.url).pathname;
+const ROOT = new URL('../..', import.meta.url).pathname;
 
 /**
  * The entries compared: ballast and the Powertools stack running the same credit job, and
  * ballast's worker as deployed (every registered workload, the readiness probe), for reference.
  */
 export const BUNDLE_ENTRIES = {
-  ballast: join(ROOT, 'workloads/accounts/bench/throughput/ballast-entry.ts'),
-  powertools: join(ROOT, 'workloads/accounts/bench/throughput/powertools-entry.ts'),
-  worker: join(ROOT, 'functions/worker/index.ts'),
+  ballast: join(ROOT, 'bench/throughput/ballast-entry.ts'),
+  powertools: join(ROOT, 'bench/throughput/powertools-entry.ts'),
+  // What the stack generates for this repository's registry (writeFunctionEntry).
+  worker: {
+    contents: [
+      "import { workerHandler } from './functions/worker/index.ts';",
+      "import { registry } from './workloads/registry.ts';",
+      "import accounts from './workloads/accounts/jobs/index.ts';",
+      "import inventory from './workloads/inventory/jobs/index.ts';",
+      'export const handler = workerHandler(registry, [accounts, inventory]);',
+    ].join('\n'),
+    resolveDir: ROOT, sourcefile: 'worker-entry.ts', loader: 'ts',
+  } satisfies StdinOptions,
 } as const;
 
 /**
@@ -59,7 +69,7 @@ const ENTRIES: Record<BundleName, string | StdinOptions> = { ...BUNDLE_ENTRIES, 
  */
 const STACK_BUILD_OPTIONS = {
   absWorkingDir: ROOT, bundle: true, platform: 'node', format: 'esm', target: 'node24', minify: true, sourcemap: true, sourcesContent: false,
-  mainFields: ['module', 'main'], logLevel: 'error',
+  mainFields: ['module', 'main'], logLevel: 'error', conditions: ['ballast-source'],
   banner: { js: "import { createRequire as __ballastCreateRequire } from 'node:module'; const require = __ballastCreateRequire(import.meta.url);" },
   alias: { ...LAZY_BUILTIN_ALIASES },
 } satisfies BuildOptions;

@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { balanceWrite } from '../../../jobs/balance-write.ts';
+import { balanceWrite } from '../../../workloads/accounts/jobs/balance-write.ts';
 
 /** The credit every variant applies: the very update the accounts workload's job commits. */
 export function creditUpdate(stateTableName: string, accountId: string, amount: number) {

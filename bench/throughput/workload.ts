@@ -1,6 +1,6 @@
-import { createEnvelope, type Envelope } from '../../../../shared/envelope/index.ts';
-import { JOB_TYPES } from '../../schemas.ts';
-import { seededRandom } from '../../../../local/chaos/random.ts';
+import { createEnvelope, type Envelope } from '../../shared/envelope/index.ts';
+import { JOB_TYPES } from '../../workloads/accounts/schemas.ts';
+import { seededRandom } from '../../local/chaos/random.ts';
 
 /** The bench's traffic, as a new user would try it: credits over a few accounts, some sent twice. */
 export interface CreditTraffic {
