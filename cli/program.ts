@@ -21,7 +21,7 @@ Exit codes:
   3  cannot reach the stack: no local cloud, stack not deployed, no credentials, endpoint down
 
 The stack is found by --env: 'local' reads .ballast/local.json (written by 'npm start'; BALLAST_LOCAL_FILE
-overrides), any other env reads the CloudFormation outputs of 'ballast-<env>' with the AWS SDK's normal
+overrides), any other env reads the CloudFormation outputs of --stack (default 'ballast-<env>') with the AWS SDK's normal
 credential, region and endpoint resolution.`;
 
 export interface CliDependencies {
@@ -45,6 +45,7 @@ export async function runCli(args: readonly string[], deps: CliDependencies = {}
   const program = new Command('ballast')
     .description('run a ballast app locally (dev) and operate a ballast stack: send jobs, inspect and replay the DLQ, status, doctor, cache check, trace a job')
     .option('--env <env>', "environment: 'local' or a deployed env (dev, staging, prod)", process.env.BALLAST_ENV ?? 'local')
+    .option('--stack <name>', 'the deployed stack (default: ballast-<env>)', process.env.BALLAST_STACK)
     .option('--registry <module>', "the app's registry module (exports `registry`); default: $BALLAST_REGISTRY, else the running local cloud's", process.env.BALLAST_REGISTRY)
     .addHelpText('after', EXIT_HELP)
     .showHelpAfterError('(run with --help for usage)')

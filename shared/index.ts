@@ -8,7 +8,7 @@
  * import { defineJobTypes, defineWorkload, FatalError } from '@ballast-stack/ballast';
  */
 export {
-  defineJobs, defineJobTypes, defineRegistry, defineWorkload, jobResources, workloadCatalog, workloadEntities,
+  defineJobs, defineJobTypes, defineRegistry, defineWorkload, jobResources, workloadCatalog, workloadEntities, workloadJobs, workloadSettings,
   type CatalogOf, type JobCatalog, type JobType, type Registry, type Workload, type WorkloadJobs, type WorkloadReason, type WorkloadRuntime,
 } from './workloads/index.ts';
 export { defineEntity, projectItem, type CachedEntity, type CachedValue } from './cache/entity.ts';
@@ -21,6 +21,7 @@ export {
   LockBusyError, REASONS, RequestRejectedError, requestRejected, TransientError, type BallastErrorOptions, type FrameworkReason, type Reason,
 } from './errors/index.ts';
 export { callExternalApi, type ExternalCall } from './external/index.ts';
+export { createObservability, type Observability } from './observability/index.ts';
 export { CONTROL_TABLE, entityKey, STATE_TABLE } from './tables/index.ts';
 export {
   createEnvelope, CURRENT_SCHEMA_VERSION, ENVELOPE_V1, parseEnvelope, SUPPORTED_MAJOR_VERSIONS, type Envelope, type EnvelopeInput,

@@ -43,8 +43,8 @@ export async function registryOf(command: Command, env: CommandEnvironment): Pro
 
 /** Resolves `--env`, creates the clients, runs `body`, closes what it created. */
 export async function withContext<T>(command: Command, env: CommandEnvironment, body: (context: OpsContext) => Promise<T>): Promise<T> {
-  const { env: name } = command.optsWithGlobals<{ env: string }>();
-  const stack = await resolveStack({ env: name });
+  const { env: name, stack: stackName } = command.optsWithGlobals<{ env: string; stack?: string }>();
+  const stack = await resolveStack({ env: name, stackName });
   const context = createContext(stack, env.clients);
   try {
     return await body(context);

@@ -85,17 +85,26 @@ export async function synthesize(options: SynthesizeOptions = {}): Promise<Synth
     throw new Error(`synthesizing the CDK app failed (exit ${code}); fix what it reports, as \`cdk deploy\` would refuse it too:\n${output.join('').slice(-4_000)}`);
   }
   const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')) as {
-    artifacts: Record<string, { type: string; properties?: { templateFile?: string }; metadata?: Record<string, readonly { type: string; data?: unknown }[]> }>;
+    artifacts: Record<string, {
+      type: string; properties?: { templateFile?: string }; metadata?: StackMetadata; additionalMetadataFile?: string;
+    }>;
   };
   return Object.entries(manifest.artifacts)
     .filter(([, artifact]) => artifact.type === 'aws:cloudformation:stack' && artifact.properties?.templateFile)
     .map(([stackName, artifact]) => ({
       stackName,
       assemblyDir: outdir,
-      ...registryOf(Object.values(artifact.metadata ?? {}).flat()),
+      // Newer CDK versions write a stack's construct metadata to a file of its own.
+      ...registryOf([
+        ...Object.values(artifact.metadata ?? {}),
+        ...Object.values(artifact.additionalMetadataFile ? JSON.parse(readFileSync(join(outdir, artifact.additionalMetadataFile), 'utf8')) as StackMetadata : {}),
+      ].flat()),
       template: JSON.parse(readFileSync(join(outdir, artifact.properties?.templateFile as string), 'utf8')) as Template,
     }));
 }
+
+/** Construct metadata by construct path. */
+type StackMetadata = Record<string, readonly { type: string; data?: unknown }[]>;
 
 /** The registry module a `BallastStack` recorded in its manifest metadata (see `REGISTRY_METADATA`). */
 function registryOf(metadata: readonly { type: string; data?: unknown }[]): { registry?: string } {

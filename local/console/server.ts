@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -10,6 +11,8 @@ import { describeDeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { listDeadLetters, replayDeadLetters, type DlqLocation } from '../../shared/operations/dlq.ts';
 import type { JobCatalog } from '../../shared/workloads/job-types.ts';
 import { layoutTrace } from '../../shared/operations/trace-tree.ts';
+
+const require = createRequire(import.meta.url);
 
 export interface ConsoleOptions {
   readonly cloud: LocalCloud;
@@ -28,8 +31,9 @@ const ASSETS: Record<string, { readonly file: URL; readonly type: string }> = {
   '/console.js': { file: new URL('./page/console.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
   '/traces.js': { file: new URL('./page/traces.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
   '/console.css': { file: new URL('./page/console.css', import.meta.url), type: 'text/css; charset=utf-8' },
-  '/uplot.js': { file: new URL('../../node_modules/uplot/dist/uPlot.iife.min.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
-  '/uplot.css': { file: new URL('../../node_modules/uplot/dist/uPlot.min.css', import.meta.url), type: 'text/css; charset=utf-8' },
+  // Where the package manager put uPlot (hoisted beside ballast, or under it).
+  '/uplot.js': { file: pathToFileURL(require.resolve('uplot/dist/uPlot.iife.min.js')), type: 'text/javascript; charset=utf-8' },
+  '/uplot.css': { file: pathToFileURL(require.resolve('uplot/dist/uPlot.min.css')), type: 'text/css; charset=utf-8' },
 };
 
 /** Most recent jobs the Traces tab lists. */

@@ -262,7 +262,7 @@ export class FunctionRuntime {
       functionName: this.options.functionName,
       memoryLimitInMB: this.options.memoryLimitInMB ?? 128,
     };
-    const worker = new Worker(new URL('./sandbox-host.ts', import.meta.url), {
+    const worker = new Worker(new URL(`./sandbox-host${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url), {
       workerData: init, env: this.options.environment, stdout: true, stderr: true,
     });
     for (const stream of [worker.stdout, worker.stderr]) {

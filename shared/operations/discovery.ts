@@ -24,6 +24,8 @@ export interface StackTarget {
 
 export interface ResolveStackOptions {
   readonly env: string;
+  /** The deployed stack's name (a team's app names its own). @default `ballast-<env>` */
+  readonly stackName?: string;
   /** @default - `BALLAST_LOCAL_FILE` or `.ballast/local.json` */
   readonly localFile?: string;
 }
@@ -32,7 +34,7 @@ export interface ResolveStackOptions {
  * Resolves the stack of an environment. `local`: the description `npm start` writes, whose
  * `AWS_ENDPOINT_URL_*` variables and dummy credentials are applied to this process so every SDK
  * client reaches the local engines through its normal endpoint resolution. Any other env:
- * CloudFormation DescribeStacks of `ballast-<env>`, with the SDK's normal credential and region
+ * CloudFormation DescribeStacks of `stackName` (default `ballast-<env>`), with the SDK's normal credential and region
  * resolution (AWS_PROFILE, AWS_REGION, SSO, instance roles...).
  *
  * @throws StackUnreachableError when the stack or one of its outputs cannot be found
@@ -50,7 +52,7 @@ export async function resolveStack(options: ResolveStackOptions): Promise<StackT
     Object.assign(process.env, description.environment);
     return target(env, description.stackName, description.outputs, 'local-file', false);
   }
-  const stackName = `ballast-${env}`;
+  const stackName = options.stackName ?? `ballast-${env}`;
   const cloudformation = new CloudFormationClient({});
   try {
     const out = await cloudformation.send(new DescribeStacksCommand({ StackName: stackName }));

@@ -10,7 +10,7 @@ export interface JobProducerOptions<C extends JobCatalog = JobCatalog> extends O
   readonly sqs: SQSClient;
   /** The stack's `JobsQueueUrl` output. */
   readonly queueUrl: string;
-  /** The job types it builds: the registered workloads' (`JOB_CATALOG` of `ballast/workloads`). */
+  /** The job types it builds: the registry's `catalog` (or one workload's `defineJobTypes`). */
   readonly catalog: C;
   /** Stamped on every envelope this producer builds, e.g. `billing@1.4.2`. @default 'unknown' */
   readonly producerVersion?: string;
@@ -22,9 +22,9 @@ export interface JobProducerOptions<C extends JobCatalog = JobCatalog> extends O
  *
  * @example
  * import { SQSClient } from '@aws-sdk/client-sqs';
- * import { JobProducer } from 'ballast';
- * import { JOB_CATALOG } from 'ballast/workloads';
- * const producer = new JobProducer({ sqs: new SQSClient({}), queueUrl: process.env.JOBS_QUEUE_URL!, catalog: JOB_CATALOG, producerVersion: 'shop@2.1.0' });
+ * import { JobProducer } from '@ballast-stack/ballast/producer';
+ * import { registry } from './registry.ts';
+ * const producer = new JobProducer({ sqs: new SQSClient({}), queueUrl: process.env.JOBS_QUEUE_URL!, catalog: registry.catalog, producerVersion: 'shop@2.1.0' });
  * const { sent, failed } = await producer.send([
  *   producer.build('widget.make', { resourceId: 'w-1', idempotencyKey: 'batch-77', payload: { count: 500 } }),
  * ]);
@@ -39,7 +39,7 @@ export class JobProducer<C extends JobCatalog = JobCatalog> {
       throw new ProducerConfigurationError(`JobProducer: queueUrl must be the queue's URL (the stack output JobsQueueUrl), got '${options.queueUrl}'`);
     }
     if (!options.catalog || Object.keys(options.catalog).length === 0) {
-      throw new ProducerConfigurationError('JobProducer: catalog must name the job types it builds (JOB_CATALOG of ballast/workloads)');
+      throw new ProducerConfigurationError('JobProducer: catalog must name the job types it builds (the registry catalog, or one workload job types)');
     }
     this.#options = { ...options };
     this.build = jobBuilder(options.catalog, { producerVersion: options.producerVersion });

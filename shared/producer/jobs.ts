@@ -43,8 +43,9 @@ export type JobBuilder<C extends JobCatalog> = <T extends keyof C & string>(type
  *
  * @throws InvalidJobError naming the unknown type or every invalid field; nothing is built
  * @example
- * import { buildJob } from 'ballast';
- * import { JOB_CATALOG } from 'ballast/workloads';
+ * import { buildJob } from '@ballast-stack/ballast/producer';
+ * import { registry } from './registry.ts';
+ * const JOB_CATALOG = registry.catalog;
  * const envelope = buildJob(JOB_CATALOG, { type: 'widget.make', resourceId: 'w-1', idempotencyKey: 'batch-77', payload: { count: 500 } });
  */
 export function buildJob(catalog: JobCatalog, request: JobRequest, errorOptions: ProducerErrorOptions = {}): Envelope {
@@ -77,8 +78,9 @@ export function buildJob(catalog: JobCatalog, request: JobRequest, errorOptions:
  * type; `defaults` (e.g. the producer's version) apply unless the input names its own.
  *
  * @example
- * import { jobBuilder } from 'ballast';
- * import { JOB_CATALOG } from 'ballast/workloads';
+ * import { jobBuilder } from '@ballast-stack/ballast/producer';
+ * import { registry } from './registry.ts';
+ * const JOB_CATALOG = registry.catalog;
  * const job = jobBuilder(JOB_CATALOG, { producerVersion: 'shop@2.1.0' });
  * const envelope = job('widget.make', { resourceId: 'w-1', idempotencyKey: 'batch-77', payload: { count: 500 } });
  */

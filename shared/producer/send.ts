@@ -72,7 +72,7 @@ const defaults = { maxAttempts: 5, retryBaseDelayMs: 100, concurrency: 4, maxMes
  * @throws MessageTooLargeError before sending anything, naming the job
  * @example
  * import { SQSClient } from '@aws-sdk/client-sqs';
- * import { jobBuilder, sendEnvelopes } from 'ballast';
+ * import { jobBuilder, sendEnvelopes } from '@ballast-stack/ballast/producer';
  * const job = jobBuilder(JOB_CATALOG);
  * const result = await sendEnvelopes(new SQSClient({}), queueUrl, [job('widget.make', { resourceId: 'w-1', idempotencyKey: 'batch-77', payload: { count: 500 } })]);
  * if (result.failed.length > 0) console.error(result.failed);

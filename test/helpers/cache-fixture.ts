@@ -16,7 +16,7 @@ import { createInvalidator } from '../../functions/cache-invalidator/invalidator
 import { createReadApi } from '../../functions/read-api/read-api.ts';
 import { useEngines } from './engines.ts';
 import { streamEventReader } from './stream-events.ts';
-import { createBallastTables } from '../../local/testing/tables.ts';
+import { createBallastTables } from '../../local/harness/tables.ts';
 
 /** A document client on its own DynamoDB client, whose requests are counted and can be held. */
 export interface ObservedDocuments {

@@ -7,13 +7,13 @@ import { before, after } from 'node:test';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope, type Envelope, type EnvelopeInput } from '../../shared/envelope/index.ts';
 import type { ExternalApi } from '../../local/external-api/index.ts';
-import { startWorkerHarness, type WorkerHarness } from '../../local/testing/worker-harness.ts';
+import { startWorkerHarness, type WorkerHarness } from '../../local/harness/worker-harness.ts';
 import { accountKey, PARTNER_API_URL, type Account } from '../../workloads/accounts/index.ts';
 import { CARRIER_API_URL } from '../../workloads/inventory/index.ts';
 import { registry } from '../../workloads/registry.ts';
 import { useEngines } from './engines.ts';
 
-export type { TestQueues } from '../../local/testing/worker-harness.ts';
+export type { TestQueues } from '../../local/harness/worker-harness.ts';
 
 export function useWorkerHarness() {
   const local = useEngines();

@@ -9,7 +9,7 @@ import { IdempotencyStore, type Claim, type ClaimOutcome } from '../../shared/id
 import { acquireLockItem, releaseLockItem } from '../../shared/lock/index.ts';
 import { localClientConfig, startDynamoDb, type Engine } from '../../local/engines/index.ts';
 import { fenceWatch, startDynamoDbFaultProxy, type DynamoDbFaultProxy, type FenceWatch } from '../../local/faults/index.ts';
-import { createBallastTables } from '../../local/testing/tables.ts';
+import { createBallastTables } from '../../local/harness/tables.ts';
 
 const LEASE_MS = 300;
 

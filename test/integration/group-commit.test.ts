@@ -7,7 +7,7 @@ import { createEnvelope, type Envelope } from '../../shared/envelope/index.ts';
 import { FatalError, REASONS, TransientError } from '../../shared/errors/index.ts';
 import { IdempotencyStore, type BusinessWrite } from '../../shared/idempotency/index.ts';
 import { useEngines } from '../helpers/engines.ts';
-import { createBallastTables } from '../../local/testing/tables.ts';
+import { createBallastTables } from '../../local/harness/tables.ts';
 
 /** A document client on DynamoDB Local that counts its TransactWriteItems and can cancel one with a conflict. */
 function countingClient(options: { conflictOn?: (pk: string) => boolean } = {}) {

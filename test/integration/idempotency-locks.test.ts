@@ -6,7 +6,7 @@ import { createEnvelope } from '../../shared/envelope/index.ts';
 import { FencedError, LockBusyError } from '../../shared/errors/index.ts';
 import { IdempotencyStore, type Claim, type ClaimOutcome } from '../../shared/idempotency/index.ts';
 import { useEngines } from '../helpers/engines.ts';
-import { createBallastTables } from '../../local/testing/tables.ts';
+import { createBallastTables } from '../../local/harness/tables.ts';
 
 describe('idempotency store: a claim over several resources', () => {
   const local = useEngines();
