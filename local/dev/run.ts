@@ -48,38 +48,42 @@ export async function runDev(options: DevOptions = {}): Promise<never> {
   const since = () => `${((Date.now() - startedAtMs) / 1000).toFixed(1)}s`;
 
   log('ballast local cloud');
+  // The engines start while the app synthesizes: both take seconds, neither needs the other.
   log(`[${since()}] synthesizing the CDK app (${options.appDir ?? process.cwd()}, -c env=local) and bundling its functions ...`);
-  let stacks;
-  try {
-    stacks = await synthesize({ appDir: options.appDir, context: { env: 'local', ...options.context } });
-  } catch (error) {
-    log(`ballast dev: ${(error as Error).message}`);
-    process.exit(1);
-  }
-  const [stack, ...others] = stacks;
-  if (!stack || others.length > 0) {
-    log(`ballast dev: the app synthesized ${stacks.length} stacks; give it one per environment (ballast dev runs exactly one)`);
-    process.exit(1);
-  }
-  if (!stack.registry) {
-    log(`ballast dev: stack ${stack.stackName} has no BallastStack (no ${'ballast:registry'} metadata): nothing to run`);
-    process.exit(1);
-  }
-  const registry: Registry = await loadRegistry(stack.registry);
-
+  const synthesis = synthesize({ appDir: options.appDir, context: { env: 'local', ...options.context } });
+  synthesis.catch(() => undefined); // awaited below, after the engines
   log(`[${since()}] starting engines: DynamoDB Local (java), fauxqs (in-process), redis-server ...`);
   const engines = await startEngines();
   log(`  dynamodb  ${engines.dynamodb.endpoint}  (DynamoDB Local + Streams, in memory, pid ${engines.dynamodb.pid})`);
   log(`  sqs       ${engines.sqs.endpoint}  (fauxqs, in this process)`);
   log(`  redis     ${engines.redis.endpoint}  (redis-server, no persistence, pid ${engines.redis.pid})`);
+  const refuse = async (message: string): Promise<never> => {
+    log(`ballast dev: ${message}`);
+    await engines.stop();
+    process.exit(1);
+  };
+  let stacks;
+  try {
+    stacks = await synthesis;
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
+  log(`[${since()}] synthesized`);
+  const [stack, ...others] = stacks;
+  if (!stack || others.length > 0) {
+    return refuse(`the app synthesized ${stacks.length} stacks; give it one per environment (ballast dev runs exactly one)`);
+  }
+  if (!stack.registry) {
+    return refuse(`stack ${stack.stackName} has no BallastStack (no ${'ballast:registry'} metadata): nothing to run`);
+  }
+  const registry: Registry = await loadRegistry(stack.registry);
+
   log(`[${since()}] workloads: ${registry.workloads.map((workload) => workload.name).join(', ')} (${stack.registry})`);
   let fakes: RunningFakes;
   try {
     fakes = await startWorkloadFakes(registry.workloads);
   } catch (error) {
-    log(`ballast dev: a workload's fake did not start: ${(error as Error).message}`);
-    await engines.stop();
-    process.exit(1);
+    return refuse(`a workload's fake did not start: ${(error as Error).message}`);
   }
   for (const [setting, api] of fakes.apis) log(`  fake      ${api.url}  ${setting} (${api.description})`);
   // DynamoDB Local runs two transactions on one item one after the other and both succeed; the
