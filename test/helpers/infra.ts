@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { codeVersion } from '../../infra/code-version.ts';
 import { frameworkModule, writeFunctionEntry } from '../../infra/constructs/function-entry.ts';
 import { workloadSettings } from '../../shared/workloads/index.ts';
-import { registry, WORKLOADS } from '../../workloads/registry.ts';
+import { registry, WORKLOADS } from '../fixtures/workloads/registry.ts';
 
 /** The account and region every test stack is synthesized for (no lookups, stable ARNs). */
 export const TEST_ENV = { account: '123456789012', region: 'eu-west-1' } as const;

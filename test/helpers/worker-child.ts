@@ -12,7 +12,7 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { createWorker } from '../../functions/worker/worker.ts';
 import { workloadJobs } from '../../shared/workloads/index.ts';
 import { loadWorkloadJobs } from '../../shared/workloads/load.ts';
-import { registry } from '../../workloads/registry.ts';
+import { registry } from '../fixtures/workloads/registry.ts';
 import type { WorkerConfig } from '../../functions/worker/config.ts';
 import type { ExternalJob, JobHandler } from '../../shared/batch/index.ts';
 import { createLambdaContext } from '../../local/lambda/context.ts';

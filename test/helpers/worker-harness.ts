@@ -10,7 +10,7 @@ import type { ExternalApi } from '../../local/external-api/index.ts';
 import { startWorkerHarness, type WorkerHarness } from '../../local/harness/worker-harness.ts';
 import { accountKey, PARTNER_API_URL, type Account } from '../../workloads/accounts/index.ts';
 import { CARRIER_API_URL } from '../../workloads/inventory/index.ts';
-import { registry } from '../../workloads/registry.ts';
+import { registry } from '../fixtures/workloads/registry.ts';
 import { useEngines } from './engines.ts';
 
 export type { TestQueues } from '../../local/harness/worker-harness.ts';

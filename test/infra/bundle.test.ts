@@ -14,10 +14,10 @@ import { App, Stack } from 'aws-cdk-lib';
 import { BallastFunction } from '../../infra/constructs/ballast-function.ts';
 import { frameworkModule, writeFunctionEntry } from '../../infra/constructs/function-entry.ts';
 import { modulePath } from '../../shared/workloads/load.ts';
-import { registry } from '../../workloads/registry.ts';
-import { REPO } from '../helpers/infra.ts';
+import { registry } from '../fixtures/workloads/registry.ts';
+import { REPO, TEST_SETTINGS } from '../helpers/infra.ts';
 
-/** The entry the stack generates for one of its functions over the example registry. */
+/** The entry the stack generates for one of its functions over the test registry. */
 const entryOf = (name: string, factory: string, defaults?: string[]) => writeFunctionEntry(REPO, {
   name, module: frameworkModule(`functions/${name}/index`), factory, registry: registry.module, defaults,
 });
@@ -27,8 +27,7 @@ const WORKER_ENV = {
   STATE_TABLE_NAME: 'state-table',
   CONTROL_TABLE_NAME: 'control-table',
   DEAD_LETTER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/dlq',
-  PARTNER_API_URL: 'https://partner.example.com',
-  CARRIER_API_URL: 'https://carrier.example.com',
+  ...TEST_SETTINGS,
   WORKER_VERSION: 'bundle-test',
 };
 

@@ -9,8 +9,8 @@ import { Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { deployConfig, ENVIRONMENT_NAMES, type EnvironmentConfig } from '../../infra/config.ts';
-import { functionVersion, synthStack } from '../helpers/infra.ts';
-import { registry } from '../../workloads/registry.ts';
+import { functionVersion, synthStack, TEST_SETTINGS } from '../helpers/infra.ts';
+import { registry } from '../fixtures/workloads/registry.ts';
 
 type Resource = { Type: string; Properties: Record<string, any> };
 
@@ -25,7 +25,7 @@ const variablesOf = (synth: ReturnType<typeof synthStack>, fn: IConstruct): Reco
 /** The worker settings of an environment, changed by `worker`. */
 const adjustWorker = (worker: (current: EnvironmentConfig['worker']) => EnvironmentConfig['worker']) =>
   (config: EnvironmentConfig): EnvironmentConfig => ({ ...config, worker: worker(config.worker) });
-const good = { PARTNER_API_URL: 'https://partner.example.net', CARRIER_API_URL: 'https://carrier.example.net', alarmEmail: 'oncall@example.com' };
+const good = { ...TEST_SETTINGS, alarmEmail: 'oncall@example.com' };
 
 describe('worker canary per environment', () => {
   for (const [env, minRecords] of [['local', 0], ['dev', 0], ['staging', 20], ['prod', 100]] as const) {

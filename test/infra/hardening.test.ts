@@ -9,6 +9,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { environmentConfig, ENVIRONMENT_NAMES } from '../../infra/config.ts';
 import { SCREENING_ACTION, TRANSACTIONAL_ITEM_ACTIONS } from '../../infra/constructs/tables.ts';
 import { synthStack } from '../helpers/infra.ts';
+import { WORKLOADS } from '../fixtures/workloads/registry.ts';
 
 describe('hardening of the deployed template', () => {
   for (const env of ENVIRONMENT_NAMES) {
@@ -101,7 +102,8 @@ describe('cache access: IAM-authenticated users only, names unique per stack ins
       assert.deepEqual(user.Properties.AuthenticationMode, { Type: 'iam' });
       assert.equal(user.Properties.Engine, 'valkey');
       assert.deepEqual(user.Properties.UserName, user.Properties.UserId);
-      assert.match(String(user.Properties.AccessString), /^on ~account:\* ~sku:\* -@all \+/);
+      const keys = WORKLOADS.flatMap((workload) => workload.entities ?? []).map((entity) => `~${entity.name}:\\*`).join(' ');
+      assert.match(String(user.Properties.AccessString), new RegExp(`^on ${keys} -@all \\+`), 'one key pattern per registered entity');
       assert.doesNotMatch(String(user.Properties.AccessString), /\+@|allcommands|allkeys|flushall|~\*|&/i, 'no command category, key wildcard or channel');
       // AND the group holds it and a disabled default user whose password is no template literal
       assert.ok(defaultUser, 'every user group needs a user named default');

@@ -3,7 +3,7 @@
  * the environment it reads, with its environment's sampling ratio; the IAM it needs is X-Ray's two
  * write actions and nothing more; a configuration that cannot work is refused at synth.
  */
-import { registry } from '../../workloads/registry.ts';
+import { registry } from '../fixtures/workloads/registry.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { App, Stack, type CfnElement } from 'aws-cdk-lib';

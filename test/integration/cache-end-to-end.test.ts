@@ -13,7 +13,7 @@ import { listDeadLetters } from '../../shared/operations/index.ts';
 import { useEngines } from '../helpers/engines.ts';
 import { accountEntity } from '../../workloads/accounts/index.ts';
 import { CARRIER_API_URL, INVENTORY_REASONS, reservationKey, skuEntity, skuKey, STOCK_JOBS } from '../../workloads/inventory/index.ts';
-import { WORKLOADS } from '../../workloads/registry.ts';
+import { WORKLOADS } from '../fixtures/workloads/registry.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

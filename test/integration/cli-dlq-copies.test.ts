@@ -6,7 +6,7 @@ import {
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { deadLetterMessage } from '../../shared/batch/index.ts';
 import { FatalError, REASONS, TransientError, type BallastError } from '../../shared/errors/index.ts';
-import { JOB_CATALOG, job } from '../../workloads/registry.ts';
+import { JOB_CATALOG, job } from '../fixtures/workloads/registry.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { listDeadLetters, replayDeadLetters, type DlqLocation } from '../../shared/operations/dlq.ts';
 import { queueArn, readMessages } from '../../shared/operations/queues.ts';

@@ -4,7 +4,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { accountKey } from '../../workloads/accounts/index.ts';
-import { job } from '../../workloads/registry.ts';
+import { job } from '../fixtures/workloads/registry.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { eventually, useCliFixture, type RunningCloud } from '../helpers/cli-fixture.ts';
 

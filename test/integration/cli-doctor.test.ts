@@ -8,6 +8,7 @@ import { accountKey } from '../../workloads/accounts/index.ts';
 import { queueCounts } from '../../shared/queues/index.ts';
 import { eventually, useCliFixture, type RunningCloud } from '../helpers/cli-fixture.ts';
 import { toCachedAccount } from '../../workloads/accounts/index.ts';
+import { WORKLOADS } from '../fixtures/workloads/registry.ts';
 
 interface Check { id: string; verdict: string; evidence: string[]; next: string }
 
@@ -100,9 +101,10 @@ describe('ballast doctor (one local cloud, checks in sequence)', () => {
     const accounts = await fixture.cli(['cache', 'check', '--entity', 'account']);
     assert.equal(accounts.code, 1);
     assert.match(accounts.stdout, /account acc-healthy-0: cached v\d+ table v\d+/);
-    const unknown = await fixture.cli(['cache', 'check', '--entity', 'order']);
+    const unknown = await fixture.cli(['cache', 'check', '--entity', 'parcel']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /no cached entity 'order'; the registered ones are account, sku/);
+    const registered = WORKLOADS.flatMap((workload) => workload.entities ?? []).map((entity) => entity.name).join(', ');
+    assert.match(unknown.stderr, new RegExp(`no cached entity 'parcel'; the registered ones are ${registered}$`, 'm'));
     assert.equal((await fixture.cli(['cache', 'check', '--repair'])).code, 0);
   });
 

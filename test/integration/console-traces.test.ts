@@ -8,7 +8,7 @@ import { demoWorkload } from '../../local/demo/workload.ts';
 import { startWorkloadFakes } from '../../local/external-api/index.ts';
 import type { LocalEndpoint } from '../../local/http.ts';
 import { ATTRIBUTES, SPANS, TRACEPARENT_MESSAGE_ATTRIBUTE } from '../../shared/tracing/names.ts';
-import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
+import { JOB_CATALOG, WORKLOADS } from '../fixtures/workloads/registry.ts';
 import { useEngines } from '../helpers/engines.ts';
 import { browserMissing, useBrowser } from '../helpers/browser.ts';
 

@@ -11,7 +11,7 @@ import { runDemo } from '../../local/demo/run.ts';
 import { startWorkloadFakes } from '../../local/external-api/index.ts';
 import type { LocalEndpoint } from '../../local/http.ts';
 import { createEnvelope } from '../../shared/envelope/index.ts';
-import { JOB_CATALOG, WORKLOADS } from '../../workloads/registry.ts';
+import { JOB_CATALOG, WORKLOADS } from '../fixtures/workloads/registry.ts';
 import { useEngines } from '../helpers/engines.ts';
 import { browserMissing, useBrowser } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/wait.ts';

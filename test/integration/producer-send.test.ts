@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { JobProducer } from '../../shared/producer/index.ts';
-import { JOB_CATALOG } from '../../workloads/registry.ts';
+import { JOB_CATALOG } from '../fixtures/workloads/registry.ts';
 import { useEngines } from '../helpers/engines.ts';
 
 describe('producer SDK against fauxqs', () => {

@@ -20,7 +20,7 @@ import { useWorkerHarness } from '../helpers/worker-harness.ts';
 import { toDeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { checkReplay, REPLAY_DECISIONS } from '../../shared/operations/replay-check.ts';
 import { toCachedAccount } from '../../workloads/accounts/index.ts';
-import { JOB_CATALOG } from '../../workloads/registry.ts';
+import { JOB_CATALOG } from '../fixtures/workloads/registry.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

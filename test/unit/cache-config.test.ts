@@ -65,7 +65,7 @@ describe('cache configuration', () => {
 
   it('the Lambda handler factories compose from the environment at cold start, without connecting', async () => {
     Object.assign(process.env, { STATE_TABLE_NAME: 'state', BALLAST_CACHE_URL: 'redis://127.0.0.1:1', WORKER_VERSION: 'entry-test', AWS_REGION: 'us-east-1' });
-    const { registry } = await import('../../workloads/registry.ts');
+    const { registry } = await import('../fixtures/workloads/registry.ts');
     const { readApiHandler } = await import('../../functions/read-api/index.ts');
     const { invalidatorHandler } = await import('../../functions/cache-invalidator/index.ts');
     for (const factory of [readApiHandler, invalidatorHandler]) assert.equal(typeof factory(registry), 'function', factory.name);

@@ -5,7 +5,7 @@ import {
   buildJob, defineJobTypes, InvalidJobError, jobBuilder, messageDeduplicationId, messageGroupId, MessageTooLargeError, parseJobLines, sendEnvelopes,
 } from '../../shared/producer/index.ts';
 import { jobResources } from '../../shared/workloads/index.ts';
-import { JOB_CATALOG, job } from '../../workloads/registry.ts';
+import { JOB_CATALOG, job } from '../fixtures/workloads/registry.ts';
 import { parseEnvelope } from '../../shared/envelope/index.ts';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
