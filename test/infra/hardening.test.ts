@@ -10,6 +10,7 @@ import { environmentConfig, ENVIRONMENT_NAMES } from '../../infra/config.ts';
 import { SCREENING_ACTION, TRANSACTIONAL_ITEM_ACTIONS } from '../../infra/constructs/tables.ts';
 import { synthStack } from '../helpers/infra.ts';
 import { WORKLOADS } from '../fixtures/workloads/registry.ts';
+import { workloadEntities } from '../../shared/workloads/index.ts';
 
 describe('hardening of the deployed template', () => {
   for (const env of ENVIRONMENT_NAMES) {
@@ -102,7 +103,7 @@ describe('cache access: IAM-authenticated users only, names unique per stack ins
       assert.deepEqual(user.Properties.AuthenticationMode, { Type: 'iam' });
       assert.equal(user.Properties.Engine, 'valkey');
       assert.deepEqual(user.Properties.UserName, user.Properties.UserId);
-      const keys = WORKLOADS.flatMap((workload) => workload.entities ?? []).map((entity) => `~${entity.name}:\\*`).join(' ');
+      const keys = workloadEntities(WORKLOADS).map((entity) => `~${entity.name}:\\*`).join(' ');
       assert.match(String(user.Properties.AccessString), new RegExp(`^on ${keys} -@all \\+`), 'one key pattern per registered entity');
       assert.doesNotMatch(String(user.Properties.AccessString), /\+@|allcommands|allkeys|flushall|~\*|&/i, 'no command category, key wildcard or channel');
       // AND the group holds it and a disabled default user whose password is no template literal

@@ -9,6 +9,7 @@ import { queueCounts } from '../../shared/queues/index.ts';
 import { eventually, useCliFixture, type RunningCloud } from '../helpers/cli-fixture.ts';
 import { toCachedAccount } from '../../workloads/accounts/index.ts';
 import { WORKLOADS } from '../fixtures/workloads/registry.ts';
+import { workloadEntities } from '../../shared/workloads/index.ts';
 
 interface Check { id: string; verdict: string; evidence: string[]; next: string }
 
@@ -103,7 +104,7 @@ describe('ballast doctor (one local cloud, checks in sequence)', () => {
     assert.match(accounts.stdout, /account acc-healthy-0: cached v\d+ table v\d+/);
     const unknown = await fixture.cli(['cache', 'check', '--entity', 'parcel']);
     assert.equal(unknown.code, 2);
-    const registered = WORKLOADS.flatMap((workload) => workload.entities ?? []).map((entity) => entity.name).join(', ');
+    const registered = workloadEntities(WORKLOADS).map((entity) => entity.name).join(', ');
     assert.match(unknown.stderr, new RegExp(`no cached entity 'parcel'; the registered ones are ${registered}$`, 'm'));
     assert.equal((await fixture.cli(['cache', 'check', '--repair'])).code, 0);
   });
