@@ -10,7 +10,7 @@ import { BallastObservability } from './constructs/observability.ts';
 import { QueueWorker } from './constructs/queue-worker.ts';
 import { ReliableQueue } from './constructs/reliable-queue.ts';
 import { functionTracing } from './constructs/tracing.ts';
-import { BallastTables, TRANSACTIONAL_ITEM_ACTIONS } from './constructs/tables.ts';
+import { BallastTables } from './constructs/tables.ts';
 import { BallastConfigError, checkIdempotencyWindow } from './constructs/validation.ts';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -200,7 +200,8 @@ export class BallastStack extends Stack {
     const readApiUrl = this.readApi.addFunctionUrl({ authType: config.readApi.authType });
 
     // What the functions may reach through the VPC endpoints: this stack's tables and queues only.
-    network.allowTables([this.tables.state.tableArn, this.tables.control.tableArn], TRANSACTIONAL_ITEM_ACTIONS);
+    // The functions' table calls are the worker's (the others only GetItem on the state table).
+    for (const { table, actions } of this.tables.jobTransactionAccess) network.allowTables([table.tableArn], actions);
     network.allowQueues([this.jobs, this.invalidatorFailures].flatMap((queue) => [queue.queue.queueArn, queue.deadLetterQueue.queueArn]));
 
     this.observability = new BallastObservability(this, 'Observability', {

@@ -1,8 +1,9 @@
 import { Construct } from 'constructs';
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import { Alarm, AlarmStatusWidget, ComparisonOperator, MathExpression, Metric, Stats, TreatMissingData, type Dashboard, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { BillingMode } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -111,6 +112,20 @@ export class BallastObservability extends Construct {
     });
 
     this.topic = new Topic(this, 'Alarms', { displayName: `ballast ${env} alarms`, enforceSSL: true });
+    // enforceSSL writes a topic policy, and a topic policy replaces SNS's default one, which is
+    // what let CloudWatch publish: without this Allow every alarm action is refused on AWS. The
+    // conditions keep the service to this account's alarms (no confused deputy).
+    const stack = Stack.of(this);
+    this.topic.addToResourcePolicy(new PolicyStatement({
+      sid: 'CloudWatchAlarmsPublish',
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [this.topic.topicArn],
+      conditions: {
+        StringEquals: { 'aws:SourceAccount': stack.account },
+        ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+      },
+    }));
     if (props.alarms.email) this.topic.addSubscription(new EmailSubscription(props.alarms.email));
 
     const dashboards = new DefaultDashboardFactory(this, 'Dashboards', {

@@ -66,8 +66,18 @@ export class BallastTables extends Construct {
    * control table ({@link SCREENING_ACTION}), on the table ARNs only (no index, no stream).
    */
   grantJobTransactions(grantee: IGrantable): void {
-    this.state.grant(grantee, ...TRANSACTIONAL_ITEM_ACTIONS);
-    this.control.grant(grantee, ...TRANSACTIONAL_ITEM_ACTIONS, SCREENING_ACTION);
+    for (const { table, actions } of this.jobTransactionAccess) table.grant(grantee, ...actions);
+  }
+
+  /**
+   * What {@link grantJobTransactions} grants, table by table: the one list a VPC endpoint's policy
+   * must admit as well, or the call the role allows is refused on AWS (and nowhere else).
+   */
+  get jobTransactionAccess(): ReadonlyArray<{ readonly table: TableV2; readonly actions: readonly string[] }> {
+    return [
+      { table: this.state, actions: TRANSACTIONAL_ITEM_ACTIONS },
+      { table: this.control, actions: [...TRANSACTIONAL_ITEM_ACTIONS, SCREENING_ACTION] },
+    ];
   }
 
   /** For readers of the state table (the read API): `dynamodb:GetItem` only. */

@@ -496,6 +496,22 @@ describe('BallastObservability: topic and rollbacks', () => {
     });
   });
 
+  it('lets CloudWatch publish to the topic, for this account\'s alarms only: its TLS-only policy replaces the default one, which would have allowed it', () => {
+    // GIVEN/WHEN dev is synthesized
+    const topic = { Ref: logicalId(dev.stack, dev.stack.observability.topic.node.defaultChild) };
+    const [policy] = Object.values(dev.template.findResources('AWS::SNS::TopicPolicy'))
+      .filter((resource) => JSON.stringify(resource.Properties.Topics) === JSON.stringify([topic]));
+    const statements = policy!.Properties.PolicyDocument.Statement as { Effect: string; Principal?: { Service?: string }; Action: string | string[]; Condition?: Record<string, Record<string, unknown>> }[];
+    // THEN the service principal is allowed to publish, on behalf of this account's alarms
+    const publish = statements.filter((statement) => statement.Effect === 'Allow' && statement.Principal?.Service === 'cloudwatch.amazonaws.com');
+    assert.equal(publish.length, 1, 'one Allow for cloudwatch.amazonaws.com');
+    assert.deepEqual([publish[0]!.Action].flat(), ['sns:Publish']);
+    assert.deepEqual(publish[0]!.Condition?.StringEquals, { 'aws:SourceAccount': '123456789012' });
+    assert.deepEqual(publish[0]!.Condition?.ArnLike, { 'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:eu-west-1:123456789012:alarm:*']] } });
+    // AND the TLS deny stays
+    assert.ok(statements.some((statement) => statement.Effect === 'Deny' && JSON.stringify(statement.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } })));
+  });
+
   it('DLQ not empty does not claim to roll anything back; new dead letters notify again on every arrival', () => {
     // GIVEN/WHEN dev is synthesized
     const size = alarmBySuffix(dev, '-JobsQueue-DLQ-Queue-Message-Count-Max-Critical').props;

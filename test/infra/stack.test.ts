@@ -137,6 +137,27 @@ describe('BallastStack', () => {
       });
     });
 
+    it('the DynamoDB endpoint admits every action a function in the VPC is granted on a table (a call the role allows and the endpoint refuses fails only on AWS)', () => {
+      // GIVEN/WHEN
+      const { template, ids, resources: byId } = dev();
+      const [endpoint] = Object.values(template.findResources('AWS::EC2::VPCEndpoint', { Properties: { VpcEndpointType: 'Gateway' } }));
+      const admitted = (endpoint!.Properties.PolicyDocument.Statement as Statement[]).filter((statement) => statement.Effect === 'Allow');
+      const inVpc = Object.values(byId).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.VpcConfig)
+        .map((fn) => (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]);
+      assert.ok(inVpc.length >= 4, 'the worker, the invalidator, the repair and the read API run in the VPC');
+      // THEN every (role, action, table) the roles allow, the endpoint's policy allows too
+      const refused: string[] = [];
+      for (const roleId of inVpc) {
+        for (const tableId of [ids.state, ids.control]) {
+          const tableArn = JSON.stringify({ 'Fn::GetAtt': [tableId, 'Arn'] });
+          for (const action of tableActions(template, roleId, tableId)) {
+            if (!admitted.some((statement) => actions(statement).includes(action) && resources(statement).includes(tableArn))) refused.push(`${roleId}: ${action} on ${tableId}`);
+          }
+        }
+      }
+      assert.deepEqual(refused, []);
+    });
+
     it("applies a change of the cache user's access string before any function that connects as it is updated", () => {
       // GIVEN/WHEN
       const { stack, template, ids } = dev();
