@@ -42,9 +42,9 @@ export interface ChaosFaults {
   /** Requests to the workloads' API fakes: 5xx, slower than the lease, past the caller's timeout, 200 with a non-object body. */
   readonly externalRate: number;
   /**
-   * Heartbeats and commits of the convoys' lock holders held on the way to DynamoDB past the lease
-   * ({@link HOLDER_STALL_MS}), while the jobs behind them wait: a newer holder takes the lock from
-   * one still alive, whose late write the fence must refuse.
+   * Heartbeats and commits of the convoys' lock holders held on the way to DynamoDB until a newer
+   * holder has taken the lock (at most {@link HOLDER_STALL_MS}), while the jobs behind them wait:
+   * the holder still alive, its late write the fence must refuse.
    */
   readonly holderStallRate: number;
   /**
@@ -113,8 +113,11 @@ export interface ChaosReport {
 }
 
 const APP = fileURLToPath(new URL(`./app${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url));
-/** A stalled holder's write waits this long on the wire: past the chaos stack's 1.5 s lease. */
-const HOLDER_STALL_MS = 2_500;
+/**
+ * A stalled holder's write waits on the wire until a newer holder takes its lock, at most this
+ * long: past the chaos stack's 1.5 s lease and the few seconds of visibility its waiters come back after.
+ */
+const HOLDER_STALL_MS = 6_000;
 /**
  * A slow reader's table answer waits this long: past a hot item's next commit and its invalidation
  * (seconds behind the commit on this machine while the run is busy), within the chaos read API's
@@ -167,7 +170,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // witness, while the convoys' holders are stalled past their lease (its own draws: the other
   // faults' sequence stays as the seed gives it).
   const fences = fenceWatch();
-  const stalls = holderStalls({ resources: new Set(workload.convoys.map((convoy) => convoy.resourceId)), holdMs: HOLDER_STALL_MS, random: seededRandom(options.seed ^ 0xfe9ce) });
+  const stalls = holderStalls({
+    resources: new Set(workload.convoys.map((convoy) => convoy.resourceId)), holdMs: HOLDER_STALL_MS, random: seededRandom(options.seed ^ 0xfe9ce), newestFence: fences.newestFence,
+  });
   const entities = workloadEntities(options.registry.workloads);
   const slowReaders = readerStalls({ entities: entities.map((entity) => entity.name), holdMs: READER_STALL_MS, random: seededRandom(options.seed ^ 0x5100) });
   const proxy = await startDynamoDbFaultProxy({

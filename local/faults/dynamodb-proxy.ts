@@ -79,12 +79,13 @@ export interface DynamoDbFaultProxyOptions {
    */
   readonly transactionConflicts?: boolean;
   /**
-   * A hold chosen request by request, for every request that is forwarded (a drawn stall holds for
-   * the longer of the two): how long to keep it before forwarding (0: none). For faults aimed at
-   * one kind of write rather than drawn over all, e.g. a lock holder's writes on one hot resource
-   * held past its lease, so that a newer holder takes over while it lives. @default - none
+   * A hold chosen request by request, for every request that is forwarded (with a drawn stall, the
+   * request waits for both): how long to keep it before forwarding (0: none), or a promise it waits
+   * for (given the proxy's stop signal, which must end it). For faults aimed at one kind of write
+   * rather than drawn over all, e.g. a lock holder's writes on one hot resource held until a newer
+   * holder has taken the lock from it while it lives. @default - none
    */
-  readonly holdOf?: (operation: string, body: unknown) => number;
+  readonly holdOf?: (operation: string, body: unknown, stopping: AbortSignal) => number | Promise<void>;
   /**
    * A hold of the answer, chosen request by request: how long to keep what the target answered
    * (read or applied at once) before passing it on (0: none). A slow way back, e.g. a reader's
@@ -232,8 +233,10 @@ export async function startDynamoDbFaultProxy(options: DynamoDbFaultProxyOptions
       if (fault?.kind === 'transactionConflict') return sendReply(response, conflictReply(fault.items, [fault.conflictAt]));
       if (fault && fault.kind in ERROR_REPLIES) return sendReply(response, errorReply(ERROR_REPLIES[fault.kind as keyof typeof ERROR_REPLIES]));
       // Every forwarded request is asked about (a held write's retry that drew a lost answer must be held too).
-      const holdMs = Math.max(fault?.kind === 'stall' ? config.stallMs : 0, operation !== undefined ? config.holdOf?.(operation, parsed) ?? 0 : 0);
-      if (holdMs > 0) await delay(holdMs, undefined, { signal: stopping.signal });
+      const hold = operation !== undefined ? config.holdOf?.(operation, parsed, stopping.signal) ?? 0 : 0;
+      const holdMs = Math.max(fault?.kind === 'stall' ? config.stallMs : 0, typeof hold === 'number' ? hold : 0);
+      await Promise.all([holdMs > 0 ? delay(holdMs, undefined, { signal: stopping.signal }) : undefined, typeof hold === 'number' ? undefined : hold]);
+      stopping.signal.throwIfAborted();
       // Checked when the request reaches the service, so after a stall.
       const check = inFlight && operation !== undefined ? await inFlight.check(operation, parsed, keySchemaOf(request.headers)) : undefined;
       if (check && check.conflicting.length > 0) {

@@ -41,6 +41,8 @@ export interface FenceWatch {
   /** Feed it every answered exchange: {@link DynamoDbFaultProxyOptions.onAnswered}. */
   readonly observe: (exchange: DynamoDbExchange) => void;
   readonly report: () => FenceReport;
+  /** The fence of the newest acquisition of `resourceId` that landed so far (0: none). */
+  readonly newestFence: (resourceId: string) => number;
 }
 
 /** A lock item's key, as the lock module writes it (`lock#<resource>`). */
@@ -135,7 +137,9 @@ export function fenceWatch(): FenceWatch {
     if (refused && token !== undefined) refusedTokens.add(token);
   };
 
-  return { observe, report: () => ({ acquisitions, staleWritesRefused, staleWritesApplied: [...staleWritesApplied], liveTakeovers: [...leases.values()].flatMap(liveTakeovers) }) };
+  const newestFence = (resourceId: string) => Math.max(0, ...(acquired.get(resourceId) ?? []).map((entry) => entry.fence));
+
+  return { observe, newestFence, report: () => ({ acquisitions, staleWritesRefused, staleWritesApplied: [...staleWritesApplied], liveTakeovers: [...leases.values()].flatMap(liveTakeovers) }) };
 }
 
 /**

@@ -246,6 +246,19 @@ describe('DynamoDB fault proxy', () => {
     assert.deepEqual(answered, [{ operation: 'PutItem', sentAt: 1, answeredAt: 2, status: 200 }, { operation: 'PutItem', sentAt: 3, answeredAt: 4, status: 200 }]);
   });
 
+  it('holdOf: a promise holds the request until it settles', async (t) => {
+    let letGo = () => {};
+    const gate = new Promise<void>((resolve) => void (letGo = resolve));
+    const { once } = await startProxy(t, { holdOf: (_operation, body) => (JSON.stringify(body).includes('gated') ? gate : 0) });
+    let landed = false;
+    const gated = once.send(put('gated')).then(() => void (landed = true));
+    await once.send(put('free'));
+    assert.equal(landed, false, 'held while its promise is pending');
+    letGo();
+    await gated;
+    assert.equal(landed, true);
+  });
+
   it('holdAnswerOf: a read it chooses is answered late with what the table held when it was read', async (t) => {
     let held = 0;
     const { once } = await startProxy(t, {
