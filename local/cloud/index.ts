@@ -24,6 +24,12 @@ import { AliasRouting, type LocalVersion } from './alias-routing.ts';
 import { SpanStore, type SpanStoreOptions } from '../tracing/store.ts';
 import { serveTraces } from '../tracing/endpoint.ts';
 import { registerProcessTracing } from '../tracing/process.ts';
+import { Authorizer, refusalMessage, type CallPrincipal, type Decision } from '../iam/authorizer.ts';
+import { functionCredentials, serveAuthorizingGateway } from '../iam/gateway.ts';
+import { emptyStackIam } from '../iam/template.ts';
+import { alarmNotification, LocalSns } from '../sns/local-sns.ts';
+import { LOCAL_REGION } from '../engines/index.ts';
+import { LOCAL_ACCOUNT } from './provision.ts';
 
 export { AliasRouting, evenDraws, type LocalVersion } from './alias-routing.ts';
 
@@ -86,6 +92,14 @@ export interface LocalCloudOptions {
   readonly streamPollIntervalMs?: number;
   /** Where the spans go (see {@link LocalTracingOptions}). @default {} */
   readonly tracing?: LocalTracingOptions;
+  /**
+   * Authorize every DynamoDB and SQS call of the functions, the event source mappings' reads and
+   * the alarms' notifications against the template's IAM, resource and VPC endpoint policies, as
+   * AWS would (see `local/iam`). Off only to tell whether a failure is a refusal. @default true
+   */
+  readonly enforceIam?: boolean;
+  /** Every call the local IAM refused (the cloud logs each one besides). @default - logged only */
+  readonly onRefusal?: (decision: Decision) => void;
 }
 
 /**
@@ -121,6 +135,12 @@ export interface LocalCloud {
   readonly metrics: MetricsCollector;
   /** The stack's CloudWatch alarms, evaluated against `metrics.series` (`DescribeAlarms` serves them). */
   readonly alarms: LocalAlarms;
+  /** The local IAM: what it allowed and refused, and `revoke` to take a grant away. */
+  readonly authorizer: Authorizer;
+  /** Whether the functions' calls are authorized ({@link LocalCloudOptions.enforceIam}). */
+  readonly enforcingIam: boolean;
+  /** The stack's SNS topics: the alarms' notifications, delivered to the outbox or refused. */
+  readonly sns: LocalSns;
   readonly runtimes: ReadonlyMap<string, FunctionRuntime>;
   /**
    * Each function's alias routing: every invocation of a mapping or URL goes to the alias's
@@ -175,15 +195,54 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const dynamodb = new DynamoDBClient(localClientConfig(options.engines.dynamodb.endpoint));
   const streams = new DynamoDBStreamsClient(localClientConfig(options.engines.dynamodb.endpoint));
   const sqs = new SQSClient(localClientConfig(options.engines.sqs.endpoint));
-  const resources = await provision({
-    stack, dynamodb, sqs, sqsEndpoint: options.engines.sqs.endpoint, redisPort: options.engines.redis.port, urlPorts: freePort,
+  const enforcingIam = options.enforceIam ?? true;
+  const authorizer = new Authorizer({
+    iam: emptyStackIam(), accountId: LOCAL_ACCOUNT,
+    onRefusal: (decision) => {
+      console.error(`local IAM: refused: ${refusalMessage(decision)}`);
+      options.onRefusal?.(decision);
+    },
   });
+  // Each function's sandbox signs with its own key; the gateways know whose it is.
+  const principals = new Map<string, CallPrincipal>();
+  const scope = { region: LOCAL_REGION, accountId: LOCAL_ACCOUNT };
+  const sqsGateway = enforcingIam
+    ? await serveAuthorizingGateway({ service: 'sqs', target: options.engines.sqs.endpoint, authorizer, scope, principals: (key) => principals.get(key) })
+    : undefined;
+  const sqsEndpoint = options.engines.sqs.endpoint;
+  /**
+   * The SQS client sends to a queue URL's host, not to its configured endpoint: a function's queue
+   * URLs (its environment, `GetQueueUrl`'s answers, which the gateway rewrites) name the gateway,
+   * so every call it makes is authorized. The outputs and the cloud's own pollers keep the engine's.
+   */
+  const throughSqsGateway = (value: string) => (sqsGateway && value.startsWith(`${sqsEndpoint}/`) ? `${sqsGateway.url}${value.slice(sqsEndpoint.length)}` : value);
+  const resources = await provision({
+    stack, dynamodb, sqs, sqsEndpoint, redisPort: options.engines.redis.port, urlPorts: freePort,
+  });
+  authorizer.replace(resources.iam);
+  /** The resources as the latest stack update left them. */
+  let current = resources;
+  for (const fn of resources.functions) principals.set(functionCredentials(fn.name).accessKeyId, { kind: 'function', functionName: fn.name, functionArn: fn.arn });
+  if (enforcingIam) await checkEventSourceRoles(resources, authorizer);
 
   const timeScale = options.timeScale ?? 1;
   const metrics = new MetricsCollector({ clock: metricClock(timeScale) });
   // Evaluated and sampled often enough for the scaled periods (10 s of metric time at most).
   const everyMs = Math.max(250, 10_000 / timeScale);
-  const alarms = new LocalAlarms({ alarms: resources.alarms, series: metrics.series, onTransition: options.onAlarm, nowMs: metrics.clock, intervalMs: everyMs }).start();
+  const sns = new LocalSns({ iam: () => current.iam, authorizer, series: metrics.series, clock: metrics.clock });
+  const notify = (transition: AlarmTransition) => {
+    options.onAlarm?.(transition);
+    const alarm = current.alarms.find((candidate) => 'arn' in candidate && alarmNameOf(candidate) === transition.name);
+    if (!alarm || !('arn' in alarm)) return;
+    const { subject, message } = alarmNotification({ name: transition.name, arn: alarm.arn, accountId: LOCAL_ACCOUNT, region: LOCAL_REGION }, transition, Date.now());
+    for (const topicArn of alarm.actions[transition.to] ?? []) {
+      if (!topicArn.startsWith('arn:aws:sns:')) continue;
+      void sns.publish({ kind: 'service', service: 'cloudwatch.amazonaws.com', sourceArn: alarm.arn }, topicArn, subject, message).then((outcome) => {
+        if ('refused' in outcome) alarms.recordActionFailure(transition.name, `Failed to execute action ${topicArn}. Received error: "${refusalMessage(outcome.refused.decision)}"`);
+      });
+    }
+  };
+  const alarms = new LocalAlarms({ alarms: resources.alarms, series: metrics.series, onTransition: notify, nowMs: metrics.clock, intervalMs: everyMs }).start();
   const queueMetrics = sampleQueueMetrics({
     sqs, queues: resources.queues, series: metrics.series, engine: options.engines.sqs, clock: metrics.clock, intervalMs: everyMs,
   });
@@ -210,11 +269,15 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const stopCollectingProcessSpans = collectProcessSpans ? registerProcessTracing().subscribe((spans) => traces.add(spans)) : () => undefined;
   const directEnvironment: Record<string, string> = {
     ...engineEnvironment(options.engines), AWS_ENDPOINT_URL_LAMBDA: lambdaApi.url, AWS_ENDPOINT_URL_CODEDEPLOY: codeDeploy.url,
-    AWS_ENDPOINT_URL_CLOUDWATCH: cloudWatch.url, ...options.functionEnvironment,
+    AWS_ENDPOINT_URL_CLOUDWATCH: cloudWatch.url, AWS_ENDPOINT_URL_SQS: sqsGateway?.url ?? sqsEndpoint, ...options.functionEnvironment,
   };
   // DynamoDB Local publishes no metrics: the functions' calls are measured on their way to it (or to a fault proxy).
   const measuredDynamoDb = await serveMeasuredDynamoDb({ target: directEnvironment.AWS_ENDPOINT_URL_DYNAMODB ?? options.engines.dynamodb.endpoint, metrics });
-  const baseEnvironment = { ...directEnvironment, AWS_ENDPOINT_URL_DYNAMODB: measuredDynamoDb.url };
+  // And authorized before that: a refused call is not the table's traffic.
+  const dynamoDbGateway = enforcingIam
+    ? await serveAuthorizingGateway({ service: 'dynamodb', target: measuredDynamoDb.url, authorizer, scope, principals: (key) => principals.get(key) })
+    : undefined;
+  const baseEnvironment = { ...directEnvironment, AWS_ENDPOINT_URL_DYNAMODB: dynamoDbGateway?.url ?? measuredDynamoDb.url };
   /** Every runtime of every version, stopped with the cloud. */
   const allRuntimes: FunctionRuntime[] = [];
   const runtimeFor = (fn: LocalResources['functions'][number], version: string, code: PublishedCode = {}) => {
@@ -231,7 +294,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         AWS_LAMBDA_FUNCTION_NAME: fn.name,
         AWS_LAMBDA_FUNCTION_VERSION: version === LOCAL_VERSION ? '$LATEST' : version,
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryLimitInMB),
-        ...fn.environment,
+        ...(enforcingIam ? sandboxCredentials(fn.name) : {}),
+        ...Object.fromEntries(Object.entries(fn.environment).map(([key, value]) => [key, throughSqsGateway(value)])),
         ...Object.fromEntries(Object.entries(options.environmentOverrides ?? {}).filter(([key]) => key in fn.environment)),
         ...code.environment,
       },
@@ -364,7 +428,6 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const status = await runHook(hook.hookFunctionName, `d-LOCAL${deployments}`);
     preTrafficChecks.push({ functionName: hook.functionName, hookFunctionName: hook.hookFunctionName, status });
   }
-  let current = resources;
 
   const deploymentLog: DeploymentRecord[] = [{
     title: 'pre-traffic checks at start', startedAtMs: Date.now(),
@@ -373,11 +436,14 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   }];
   const runUpdate = stackUpdate({
     provision: (next, version) => provision({
-      stack: next, dynamodb, sqs, sqsEndpoint: options.engines.sqs.endpoint, redisPort: options.engines.redis.port, urlPorts: async () => 0,
+      stack: next, dynamodb, sqs, sqsEndpoint, redisPort: options.engines.redis.port, urlPorts: async () => 0,
       version, resolveOnly: true,
     }),
     resources: () => current,
-    committed: (resources) => void (current = { ...resources, urls: current.urls }),
+    committed: (resources) => {
+      current = { ...resources, urls: current.urls };
+      authorizer.replace(resources.iam);
+    },
     routing, alarms, codeDeploy, timeScale, metricClock: metrics.clock,
     nextVersion: () => String(Math.max(...[...published.values(), 1]) + 1),
     publish,
@@ -403,6 +469,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     assemblyDir: stack.assemblyDir,
     metrics,
     alarms,
+    authorizer,
+    enforcingIam,
+    sns,
     runtimes,
     routing,
     publishVersion(functionName, code = {}) {
@@ -430,7 +499,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
           server.close(() => resolve());
         })));
         await Promise.all(allRuntimes.map((runtime) => runtime.stop()));
-        await Promise.all([lambdaApi.stop(), codeDeploy.stop(), cloudWatch.stop(), measuredDynamoDb.stop(), tracesEndpoint.stop()]);
+        await Promise.all([lambdaApi.stop(), codeDeploy.stop(), cloudWatch.stop(), measuredDynamoDb.stop(), tracesEndpoint.stop(), sqsGateway?.stop(), dynamoDbGateway?.stop()]);
         stopCollectingProcessSpans();
         dynamodb.destroy();
         streams.destroy();
@@ -445,3 +514,37 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
 
 /** The version every alias points at when the cloud starts (the template's own `Version` resolves to it). */
 const LOCAL_VERSION = '1';
+
+/** A sandbox's credentials: its own key, so the gateways know which function (and role) signs. */
+function sandboxCredentials(functionName: string): Record<string, string> {
+  const credentials = functionCredentials(functionName);
+  return { AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey, AWS_SESSION_TOKEN: credentials.sessionToken };
+}
+
+function alarmNameOf(alarm: { readonly logicalId: string; readonly properties: Readonly<Record<string, unknown>> }): string {
+  return alarm.properties.AlarmName === undefined ? alarm.logicalId : String(alarm.properties.AlarmName);
+}
+
+/**
+ * What Lambda checks when an event source mapping is created: its function's role may read the
+ * source (a queue: receive, delete, read its attributes; a stream: describe, iterate, read). The
+ * Lambda service polls from outside any VPC, so no endpoint policy applies. AWS refuses the
+ * deploy otherwise; so does the local cloud, at start.
+ */
+async function checkEventSourceRoles(resources: LocalResources, authorizer: Authorizer): Promise<void> {
+  for (const mapping of resources.mappings) {
+    const fn = resources.functions.find((candidate) => candidate.name === mapping.functionName);
+    if (!fn) continue;
+    const principal: CallPrincipal = { kind: 'function', functionName: fn.name, functionArn: fn.arn };
+    const isQueue = resources.queues.some((queue) => queue.arn === mapping.eventSourceArn);
+    const actions = isQueue
+      ? ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes']
+      : ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
+    for (const action of actions) {
+      const decision = await authorizer.authorize(principal, { action, resource: mapping.eventSourceArn });
+      if (!decision.allowed) {
+        throw new Error(`event source mapping ${mapping.logicalId}: the provided execution role does not have permissions to call ${action.split(':')[1]} on ${isQueue ? 'SQS' : 'DynamoDB'} (${refusalMessage(decision)}); AWS would refuse to create it: grant the function's role read access to ${mapping.eventSourceArn}`);
+      }
+    }
+  }
+}

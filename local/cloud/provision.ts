@@ -7,6 +7,7 @@ import { CreateQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_REGION } from '../engines/index.ts';
 import type { SynthesizedStack } from './assembly.ts';
 import { localUuid, resolve, type ResolutionContext } from './intrinsics.ts';
+import { readStackIam, type StackIam } from '../iam/template.ts';
 import { customTrafficRouting, predefinedTrafficRouting, type TrafficRouting } from '../codedeploy/traffic.ts';
 
 export const LOCAL_ACCOUNT = '000000000000';
@@ -70,13 +71,15 @@ export interface LocalResources {
   /** The template's CodeDeploy deployment groups of Lambda aliases. */
   readonly deploymentGroups: LocalDeploymentGroup[];
   /**
-   * The template's CloudWatch alarms, their metric properties resolved to local names (actions
-   * are left out: SNS is not emulated). Evaluated by the local cloud against its metrics.
+   * The template's CloudWatch alarms, their metric properties resolved to local names, with the
+   * topics they notify. Evaluated by the local cloud against its metrics.
    */
   readonly alarms: LocalAlarmResource[];
   /** The template's CloudWatch dashboards, their bodies resolved to local names (what the local console draws). */
   readonly dashboards: LocalDashboard[];
-  /** Resource types in the template that have no local counterpart (IAM, VPC, ...). */
+  /** The template's access control: what the local cloud authorizes every call against. */
+  readonly iam: StackIam;
+  /** Resource types in the template that have no local counterpart (VPC, log groups, ...). */
   readonly ignoredTypes: string[];
   /** Stack outputs, resolved to local values where they can be. */
   readonly outputs: Record<string, string>;
@@ -84,7 +87,13 @@ export interface LocalResources {
 
 /** An alarm of the template: its resolved metric properties, or why they could not be resolved locally. */
 export type LocalAlarmResource =
-  | { readonly logicalId: string; readonly properties: Readonly<Record<string, unknown>> }
+  | {
+    readonly logicalId: string;
+    readonly arn: string;
+    /** The topics each state's notifications go to (`AlarmActions`, `OKActions`, `InsufficientDataActions`). */
+    readonly actions: Readonly<Record<'ALARM' | 'OK' | 'INSUFFICIENT_DATA', readonly string[]>>;
+    readonly properties: Readonly<Record<string, unknown>>;
+  }
   | { readonly logicalId: string; readonly unresolved: string };
 
 /** A dashboard of the template: its parsed body (`widgets`, ...), or why it could not be resolved locally. */
@@ -176,6 +185,17 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     refs.set(id, name === undefined ? id : String(resolve(name, context)));
   }
   for (const [id] of of(['AWS::CodeDeploy::Application', 'AWS::CodeDeploy::DeploymentGroup', 'AWS::CodeDeploy::DeploymentConfig'])) refs.set(id, id);
+  // What access control names: roles, topics, and the network a function runs in (see `readStackIam`).
+  for (const [id] of of('AWS::IAM::Role')) {
+    refs.set(id, `${stack.stackName}-${id}`);
+    attributes.set(id, { Arn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/${stack.stackName}-${id}` });
+  }
+  for (const [id, r] of of('AWS::SNS::Topic')) {
+    const name = props(r).TopicName === undefined ? `${stack.stackName}-${id}` : String(resolve(props(r).TopicName, context));
+    refs.set(id, arn('sns', name));
+    attributes.set(id, { TopicArn: arn('sns', name), TopicName: name });
+  }
+  for (const [id] of of(['AWS::EC2::VPC', 'AWS::EC2::Subnet'])) refs.set(id, `local-${id}`);
   // AWS generates a mapping's UUID; locally it follows from the stack and the logical id.
   for (const [id] of of('AWS::Lambda::EventSourceMapping')) refs.set(id, localUuid(`${stack.stackName}/${id}`));
   const preTrafficHooks: LocalTrafficHook[] = [];
@@ -295,9 +315,11 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     const alarmName = props(r).AlarmName === undefined ? id : String(resolve(props(r).AlarmName, context));
     refs.set(id, alarmName);
     attributes.set(id, { Arn: arn('cloudwatch', `alarm:${alarmName}`) });
-    const { AlarmActions: _a, OKActions: _o, InsufficientDataActions: _i, ...metricProps } = props(r);
+    const { AlarmActions, OKActions, InsufficientDataActions, ...metricProps } = props(r);
+    const targets = (list: unknown) => (list === undefined ? [] : (resolve(list, context) as unknown[]).map(String));
     try {
-      return { logicalId: id, properties: resolve(metricProps, context) as Record<string, unknown> };
+      const actions = { ALARM: targets(AlarmActions), OK: targets(OKActions), INSUFFICIENT_DATA: targets(InsufficientDataActions) };
+      return { logicalId: id, arn: arn('cloudwatch', `alarm:${alarmName}`), actions, properties: resolve(metricProps, context) as Record<string, unknown> };
     } catch (error) {
       return { logicalId: id, unresolved: (error as Error).message };
     }
@@ -322,8 +344,10 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
       // An output about something not emulated (e.g. an SNS topic) has no local value.
     }
   }
+  const iam = readStackIam(stack.template.Resources, context);
+  for (const type of ['AWS::IAM::Role', 'AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy', 'AWS::SQS::QueuePolicy', 'AWS::SNS::Topic', 'AWS::SNS::TopicPolicy', 'AWS::SNS::Subscription', 'AWS::Lambda::Permission', 'AWS::EC2::VPCEndpoint']) handled.add(type);
   const ignoredTypes = [...new Set(resources.map(([, r]) => r.Type).filter((type) => !handled.has(type)))].sort();
-  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, preTrafficHooks, deploymentGroups, alarms, dashboards, ignoredTypes, outputs };
+  return { stackName: stack.stackName, queues, tables, functions, mappings, urls, preTrafficHooks, deploymentGroups, alarms, dashboards, iam, ignoredTypes, outputs };
 }
 
 /** A deployment group's resolved properties, with its config (predefined, or a custom resource of the template). */

@@ -48,6 +48,7 @@ export class LocalAlarms {
   #definitions: { readonly logicalId: string; readonly definition?: AlarmDefinition; readonly unresolved?: string }[] = [];
   #statuses = new Map<string, AlarmStatus>();
   readonly #history: AlarmHistoryItem[] = [];
+  readonly #actionFailures: { name: string; summary: string; atMs: number }[] = [];
   readonly #options: LocalAlarmsOptions;
   #timer: NodeJS.Timeout | undefined;
 
@@ -122,6 +123,20 @@ export class LocalAlarms {
   /** The state changes so far (the first quiet settling to OK excepted), oldest first: `DescribeAlarmHistory`. */
   history(): readonly AlarmHistoryItem[] {
     return [...this.#history];
+  }
+
+  /**
+   * An action of `name`'s that failed (its topic refused the notification): an `Action` item of
+   * its history, which on AWS is the only trace of a notification that never went out.
+   */
+  recordActionFailure(name: string, summary: string): void {
+    this.#actionFailures.push({ name, summary, atMs: this.#options.nowMs?.() ?? Date.now() });
+    if (this.#actionFailures.length > HISTORY_LIMIT) this.#actionFailures.splice(0, this.#actionFailures.length - HISTORY_LIMIT);
+  }
+
+  /** The failed actions so far, oldest first. */
+  actionFailures(): readonly { readonly name: string; readonly summary: string; readonly atMs: number }[] {
+    return [...this.#actionFailures];
   }
 
   /** Every alarm's current status, in template order. */
