@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -106,4 +107,31 @@ export function parseJsonBody(body: Buffer): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A hop in front of one HTTP service (a measuring, authorizing or fault-injecting proxy):
+ * `handle` gets each request, the relay to `target` and the hop's own URL. Stopping cancels the
+ * requests in flight, closes the port, then the relay's kept-alive connections.
+ */
+export async function serveHop(
+  target: string,
+  handle: (request: IncomingMessage, response: ServerResponse, hop: { readonly relay: HttpRelay; readonly url: string }) => Promise<void>,
+): Promise<LocalEndpoint> {
+  const stopping = new AbortController();
+  // Every request in flight listens to it; a busy cloud has far more than 10.
+  setMaxListeners(0, stopping.signal);
+  const relay = httpRelay(new URL(target), stopping.signal);
+  let url = '';
+  const server = await listenLocal((request, response) => handle(request, response, { relay, url }));
+  url = server.url;
+  let stopped: Promise<void> | undefined;
+  return {
+    url,
+    stop: () => (stopped ??= (async () => {
+      stopping.abort();
+      await server.stop();
+      relay.close();
+    })()),
+  };
 }

@@ -10,6 +10,7 @@ interface DevFlags {
   timeoutRate: number;
   consolePort: number;
   exitAfterDemo: boolean;
+  enforceIam: boolean;
   context: string[];
 }
 
@@ -25,6 +26,7 @@ export function devCommand(env: CommandEnvironment): Command {
     .option('--timeout-rate <r>', 'share of worker invocations delayed past their timeout', nonNegativeNumber('--timeout-rate'), 0)
     .option('--console-port <port>', 'the console on a fixed port (default: a free one, printed)', nonNegativeNumber('--console-port'), 0)
     .option('--exit-after-demo', 'stop once the demo is done', false)
+    .option('--no-enforce-iam', "allow every call instead of authorizing it against the template's IAM, resource and endpoint policies (to tell a refusal from a bug)")
     .option('-c, --context <key=value>', 'CDK context for the synth, repeatable', (value: string, previous: string[] = []) => [...previous, value], [])
     .action(async (flags: DevFlags) => {
       const { runDev } = await import('../../local/dev/run.ts');
@@ -33,6 +35,7 @@ export function devCommand(env: CommandEnvironment): Command {
         appDir: flags.dir, context,
         demo: flags.demo || flags.exitAfterDemo ? { jobs: flags.jobs, durationMs: flags.duration * 1000 } : undefined,
         crashRate: flags.crashRate, timeoutRate: flags.timeoutRate, consolePort: flags.consolePort, exitAfterDemo: flags.exitAfterDemo,
+        enforceIam: flags.enforceIam,
         log: (text = '') => void env.io.stdout.write(`${text}\n`),
       });
     });

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { gatherStatus, type QueueStatus } from '../../shared/operations/status.ts';
+import type { AlarmNotifications } from '../../shared/operations/metrics.ts';
 import { EXIT } from '../errors.ts';
 import { line, printJson } from '../io.ts';
 import { positiveInteger, withContext, type CommandEnvironment } from './shared.ts';
@@ -21,9 +22,17 @@ export function statusCommand(env: CommandEnvironment): Command {
         line(env.io.stdout, `dead letters   ${queue(status.deadLetters)}`);
         line(env.io.stdout, `invalidator failures ${status.invalidatorFailures.visible}`);
         line(env.io.stdout, `alarms         ${status.alarms.ok ? `${status.alarms.value.length} (${alarming.length} in ALARM${alarming.length ? `: ${alarming.map((a) => a.name).join(', ')}` : ''})` : `unknown: ${status.alarms.why}`}`);
+        line(env.io.stdout, `notifications  ${status.notifications.ok ? notifications(status.notifications.value) : `unknown: ${status.notifications.why}`}`);
         line(env.io.stdout, `worker versions ${status.workerVersions.ok ? Object.entries(status.workerVersions.value).map(([v, n]) => `${v} (${n} processed)`).join(', ') || `none in ${flags.window} min` : `unknown: ${status.workerVersions.why}`}`);
         line(env.io.stdout, `cache          ${status.cache.status} ${status.cache.endpoint ?? ''}`);
       }
-      env.setExit(alarming.length > 0 || status.deadLetters.visible > 0 ? EXIT.unhealthy : EXIT.ok);
+      const refused = status.notifications.ok ? status.notifications.value.failed.length : 0;
+      env.setExit(alarming.length > 0 || refused > 0 || status.deadLetters.visible > 0 ? EXIT.unhealthy : EXIT.ok);
     }));
+}
+
+/** `3 sent, 1 failed (ballast-prod-JobsQueue-DLQ: Failed to execute action …)`. */
+function notifications(value: AlarmNotifications): string {
+  const [latest] = value.failed.slice(-1);
+  return `${value.sent} sent, ${value.failed.length} failed${latest ? ` (${latest.alarm}: ${latest.summary.slice(0, 200)})` : ''}`;
 }

@@ -280,7 +280,21 @@ export class BallastObservability extends Construct {
     // It watches the version being deployed; have it updated before that version's traffic shifts.
     props.worker.alias.node.addDependency(codeFaults);
 
-    this.alarms = [...facade.createdAlarms().map((created) => created.alarm), ...workerAlarms, codeFaults];
+    // Deliveries that failed: the one alarm about the alarms themselves. (A publish the topic's policy
+    // refuses never reaches SNS; that shows only in each alarm's history, which `ballast doctor` reads.)
+    const notificationsFailed = new Alarm(this, 'AlarmNotificationsFailed', {
+      alarmName: `ballast-${env}-AlarmTopic-NotificationsFailed`,
+      alarmDescription: runbook.notificationsFailed,
+      metric: this.topic.metricNumberOfNotificationsFailed({ period: Duration.minutes(5), statistic: Stats.SUM }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    notificationsFailed.addAlarmAction(notify);
+    notificationsFailed.addOkAction(notify);
+
+    this.alarms = [...facade.createdAlarms().map((created) => created.alarm), ...workerAlarms, codeFaults, notificationsFailed];
     facade.addWidget(new AlarmStatusWidget({ title: `Alarms (ballast-${env})`, alarms: this.alarms, width: 24, height: 4 }));
 
     const dashboard = dashboards.dashboard;

@@ -66,7 +66,7 @@ async function handle(metrics: MetricsCollector, alarms: LocalAlarms | undefined
       const name = typeof input.AlarmName === 'string' ? input.AlarmName : undefined;
       const items = [
         ...(alarms?.history() ?? []).map((item) => ({ AlarmName: item.name, AlarmType: 'MetricAlarm', HistoryItemType: 'StateUpdate', HistorySummary: `Alarm updated from ${item.from} to ${item.to}`, Timestamp: item.atMs / 1000 })),
-        ...(alarms?.actionFailures() ?? []).map((item) => ({ AlarmName: item.name, AlarmType: 'MetricAlarm', HistoryItemType: 'Action', HistorySummary: item.summary, Timestamp: item.atMs / 1000 })),
+        ...(alarms?.actions() ?? []).map((item) => ({ AlarmName: item.name, AlarmType: 'MetricAlarm', HistoryItemType: 'Action', HistorySummary: item.summary, Timestamp: item.atMs / 1000 })),
       ].filter((item) => (name === undefined || item.AlarmName === name) && (input.HistoryItemType === undefined || item.HistoryItemType === input.HistoryItemType))
         .sort((a, b) => b.Timestamp - a.Timestamp);
       return reply(response, 200, { AlarmHistoryItems: items.slice(0, Number(input.MaxRecords ?? 100)) });

@@ -98,7 +98,9 @@ export interface LocalCloudOptions {
    * AWS would (see `local/iam`). Off only to tell whether a failure is a refusal. @default true
    */
   readonly enforceIam?: boolean;
-  /** Every call the local IAM refused (the cloud logs each one besides). @default - logged only */
+  /** Every alarm notification: delivered (to whom) or refused (why). @default - none */
+  readonly onNotification?: (notification: { readonly topicArn: string; readonly subject: string; readonly deliveredTo: readonly string[] } | { readonly topicArn: string; readonly subject: string; readonly refused: string }) => void;
+  /** Every call the local IAM refused. @default - printed to stderr as `local IAM: refused: <AWS's message>` */
   readonly onRefusal?: (decision: Decision) => void;
 }
 
@@ -198,10 +200,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const enforcingIam = options.enforceIam ?? true;
   const authorizer = new Authorizer({
     iam: emptyStackIam(), accountId: LOCAL_ACCOUNT,
-    onRefusal: (decision) => {
-      console.error(`local IAM: refused: ${refusalMessage(decision)}`);
-      options.onRefusal?.(decision);
-    },
+    onRefusal: options.onRefusal ?? ((decision) => console.error(`local IAM: refused: ${refusalMessage(decision)}`)),
   });
   // Each function's sandbox signs with its own key; the gateways know whose it is.
   const principals = new Map<string, CallPrincipal>();
@@ -238,8 +237,16 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     for (const topicArn of alarm.actions[transition.to] ?? []) {
       if (!topicArn.startsWith('arn:aws:sns:')) continue;
       void sns.publish({ kind: 'service', service: 'cloudwatch.amazonaws.com', sourceArn: alarm.arn }, topicArn, subject, message).then((outcome) => {
-        if ('refused' in outcome) alarms.recordActionFailure(transition.name, `Failed to execute action ${topicArn}. Received error: "${refusalMessage(outcome.refused.decision)}"`);
-      });
+        // As CloudWatch keeps it: an Action item in the alarm's history, either way.
+        if ('refused' in outcome) {
+          const refused = refusalMessage(outcome.refused.decision);
+          alarms.recordAction(transition.name, `Failed to execute action ${topicArn}. Received error: "${refused}"`, false);
+          options.onNotification?.({ topicArn, subject, refused });
+        } else {
+          alarms.recordAction(transition.name, `Successfully executed action ${topicArn}`, true);
+          options.onNotification?.({ topicArn, subject, deliveredTo: outcome.delivered.map((delivery) => `${delivery.protocol}:${delivery.endpoint}`) });
+        }
+      }, (error: unknown) => alarms.recordAction(transition.name, `Failed to execute action ${topicArn}. Received error: "${String(error)}"`, false));
     }
   };
   const alarms = new LocalAlarms({ alarms: resources.alarms, series: metrics.series, onTransition: notify, nowMs: metrics.clock, intervalMs: everyMs }).start();

@@ -1,10 +1,8 @@
-import { setMaxListeners } from 'node:events';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { crc32 } from 'node:zlib';
 import { dynamoDbOperation } from '../engines/index.ts';
 import { askingConsumedCapacity, dynamoDbDatapoints, isMeasuredOperation, withoutConsumedCapacity } from '../cloudwatch/index.ts';
-import { httpRelay, listenLocal, parseJsonBody, readBytes, sendReply, withoutHopByHop, type HttpReply, type LocalEndpoint } from '../http.ts';
+import { parseJsonBody, readBytes, sendReply, serveHop, withoutHopByHop, type HttpReply, type LocalEndpoint } from '../http.ts';
 import type { MetricsCollector } from './metrics.ts';
 
 /**
@@ -23,12 +21,7 @@ import type { MetricsCollector } from './metrics.ts';
  */
 export async function serveMeasuredDynamoDb(options: { readonly target: string; readonly metrics: MetricsCollector }): Promise<LocalEndpoint> {
   const { metrics } = options;
-  const stopping = new AbortController();
-  // Every request in flight listens to it; a busy cloud has far more than 10.
-  setMaxListeners(0, stopping.signal);
-  const relay = httpRelay(new URL(options.target), stopping.signal);
-
-  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+  return serveHop(options.target, async (request, response, { relay }) => {
     const body = await readBytes(request);
     const operation = dynamoDbOperation(request.headers['x-amz-target']);
     const parsed = operation !== undefined && isMeasuredOperation(operation) ? parseJsonBody(body) : undefined;
@@ -52,18 +45,7 @@ export async function serveMeasuredDynamoDb(options: { readonly target: string; 
       }
     }
     sendReply(response, reply);
-  };
-
-  const server = await listenLocal(handle);
-  let stopped: Promise<void> | undefined;
-  return {
-    url: server.url,
-    stop: () => (stopped ??= (async () => {
-      stopping.abort();
-      await server.stop();
-      relay.close();
-    })()),
-  };
+  });
 }
 
 /** `reply` with another body; its checksum (`x-amz-crc32`, which DynamoDB clients may verify) follows. */

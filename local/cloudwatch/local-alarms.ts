@@ -25,6 +25,15 @@ export interface AlarmHistoryItem extends AlarmTransition {
   readonly atMs: number;
 }
 
+/** An alarm's action (its notification), as its history records it. */
+export interface AlarmAction {
+  readonly name: string;
+  readonly summary: string;
+  readonly succeeded: boolean;
+  /** Epoch ms on the alarms' clock. */
+  readonly atMs: number;
+}
+
 /** Most history items kept (CloudWatch keeps 14 days; a local run needs the recent ones). */
 const HISTORY_LIMIT = 500;
 
@@ -48,7 +57,7 @@ export class LocalAlarms {
   #definitions: { readonly logicalId: string; readonly definition?: AlarmDefinition; readonly unresolved?: string }[] = [];
   #statuses = new Map<string, AlarmStatus>();
   readonly #history: AlarmHistoryItem[] = [];
-  readonly #actionFailures: { name: string; summary: string; atMs: number }[] = [];
+  readonly #actions: AlarmAction[] = [];
   readonly #options: LocalAlarmsOptions;
   #timer: NodeJS.Timeout | undefined;
 
@@ -126,17 +135,23 @@ export class LocalAlarms {
   }
 
   /**
-   * An action of `name`'s that failed (its topic refused the notification): an `Action` item of
-   * its history, which on AWS is the only trace of a notification that never went out.
+   * An action of `name`'s (a notification to its topic), executed or failed (the topic refused
+   * it): an `Action` item of its history, which on AWS is the only trace of a notification that
+   * never went out.
    */
-  recordActionFailure(name: string, summary: string): void {
-    this.#actionFailures.push({ name, summary, atMs: this.#options.nowMs?.() ?? Date.now() });
-    if (this.#actionFailures.length > HISTORY_LIMIT) this.#actionFailures.splice(0, this.#actionFailures.length - HISTORY_LIMIT);
+  recordAction(name: string, summary: string, succeeded: boolean): void {
+    this.#actions.push({ name, summary, succeeded, atMs: this.#options.nowMs?.() ?? Date.now() });
+    if (this.#actions.length > HISTORY_LIMIT) this.#actions.splice(0, this.#actions.length - HISTORY_LIMIT);
   }
 
-  /** The failed actions so far, oldest first. */
-  actionFailures(): readonly { readonly name: string; readonly summary: string; readonly atMs: number }[] {
-    return [...this.#actionFailures];
+  /** The alarms' actions so far, oldest first. */
+  actions(): readonly AlarmAction[] {
+    return [...this.#actions];
+  }
+
+  /** The failed ones. */
+  actionFailures(): readonly AlarmAction[] {
+    return this.#actions.filter((action) => !action.succeeded);
   }
 
   /** Every alarm's current status, in template order. */

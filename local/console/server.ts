@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { refusalMessage } from '../iam/authorizer.ts';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { widgetData, type MetricWidgetProperties } from '../cloudwatch/index.ts';
@@ -91,7 +92,11 @@ async function handle(options: ConsoleOptions, request: IncomingMessage, respons
       });
     }
     case 'GET /api/alarms':
-      return json(response, 200, { alarms: cloud.alarms.statuses(), history: cloud.alarms.history(), metricNowMs: cloud.metrics.clock() });
+      return json(response, 200, {
+        alarms: cloud.alarms.statuses(), history: cloud.alarms.history(), metricNowMs: cloud.metrics.clock(),
+        // What reached on-call and what the topic refused (the local SNS's outbox and refusals).
+        notifications: { ...cloud.sns.summary(), outbox: cloud.sns.outbox().slice(-50), refusals: cloud.sns.refusals().slice(-50).map((refusal) => ({ ...refusal, message: refusalMessage(refusal.decision) })) },
+      });
     case 'GET /api/traces': {
       const key = url.searchParams.get('key')?.trim() ?? '';
       if (key === '') return json(response, 400, { message: 'name what to trace: a job id, a trace id or an idempotency key' });

@@ -11,6 +11,7 @@ import { engineEnvironment, LOCAL_CREDENTIALS, LOCAL_REGION, startEngines } from
 import { startWorkloadFakes, type RunningFakes } from '../external-api/index.ts';
 import { serveConsoleOf } from '../console/index.ts';
 import type { LocalEndpoint } from '../http.ts';
+import { refusalMessage } from '../iam/authorizer.ts';
 import { startLocalCloud, type LocalCloud } from '../cloud/index.ts';
 import { synthesize } from '../cloud/assembly.ts';
 import { runDemo } from '../demo/run.ts';
@@ -35,6 +36,8 @@ export interface DevOptions {
   readonly timeoutRate?: number;
   /** The console's port. @default 0 - a free one, printed */
   readonly consolePort?: number;
+  /** Authorize the functions' calls as AWS would (see `LocalCloudOptions.enforceIam`). @default true */
+  readonly enforceIam?: boolean;
   /** Stop (as on Ctrl-C) once the demo is done. @default false */
   readonly exitAfterDemo?: boolean;
   /** @default - stdout */
@@ -127,6 +130,11 @@ export async function runDev(options: DevOptions = {}): Promise<never> {
       functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: conflicts.endpoint },
       faults: { crashAfterWorkRate: options.crashRate ?? 0, delayPastTimeoutRate: options.timeoutRate ?? 0 },
       onAlarm: ({ name, from, to, reason }) => log(`[${since()}] alarm ${name}: ${from} → ${to} (${reason})`),
+      onNotification: (notification) => log('refused' in notification
+        ? `[${since()}] sns: REFUSED ${notification.subject}: ${notification.refused}`
+        : `[${since()}] sns: ${notification.subject} → ${notification.deliveredTo.join(', ') || 'no subscriptions'}`),
+      enforceIam: options.enforceIam ?? true,
+      onRefusal: (decision) => log(`[${since()}] local IAM: refused: ${refusalMessage(decision)}`),
     });
   } catch (error) {
     log(`local cloud failed to start: ${(error as Error).message}`);
@@ -144,6 +152,11 @@ export async function runDev(options: DevOptions = {}): Promise<never> {
   for (const url of resources.urls) log(`  url       ${url.url}  → ${url.functionName}`);
   for (const check of cloud.preTrafficChecks) log(`  pre-traffic check  ${check.hookFunctionName} → ${check.functionName}: ${check.status}`);
   log(`  (not emulated: ${resources.ignoredTypes.join(', ')})`);
+  log(cloud.enforcingIam
+    ? `  iam       enforced: each function's DynamoDB and SQS calls against its role's policies, the queue and topic policies and ${resources.iam.endpoints.length} VPC endpoint policies (${resources.iam.roles.size} roles; the mappings' roles checked at start); a refusal prints as "local IAM: refused"`
+    : '  iam       NOT enforced (--no-enforce-iam): every call is allowed, as nowhere on AWS');
+  const subscriptions = resources.iam.subscriptions.map((subscription) => `${subscription.protocol}:${subscription.endpoint}`);
+  log(`  sns       ${resources.iam.topics.size} topic(s): alarm notifications published as cloudwatch.amazonaws.com, authorized by the topic policy, delivered to the local outbox (${subscriptions.join(', ') || 'no subscriptions'})`);
 
   log(`  cloudwatch ${cloud.cloudWatchUrl}  (metrics the functions logged as EMF: GetMetricData, ListMetrics; the stack's alarms: DescribeAlarms)`);
   log(`  traces    ${cloud.tracesUrl}  (the functions' and the demo producer's spans: ballast trace <jobId | traceId | idempotencyKey>)`);

@@ -7,7 +7,7 @@
  * Decisions are cached by everything they depend on; a revocation (the chaos run's `--revoke`) or
  * a stack update clears the cache.
  */
-import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import type { runSimulation as RunSimulation, Simulation } from '@cloud-copilot/iam-simulate';
 import { statementsOf, type NamedPolicy, type StackIam } from './template.ts';
 import type { RequestedCall } from './requests.ts';
 
@@ -155,7 +155,7 @@ export class Authorizer {
       ...(resourcePolicy ? { resourcePolicy: this.withoutRevoked(resourcePolicy.policy) } : {}),
       ...(endpoint ? { vpcEndpointPolicies: [{ name: endpoint.name, policy: this.withoutRevoked(endpoint.policy) }] } : {}),
     };
-    const outcome = await runSimulation(simulation, {});
+    const outcome = await (await evaluator())(simulation, {});
     const base = { action: call.action, resource: call.resource, principal: principalArn };
     if (outcome.resultType !== 'single') {
       // The simulator refused its input (an action or ARN it does not know): a fault in the mapping, said as such.
@@ -181,6 +181,20 @@ export class Authorizer {
   }
 }
 
+let loaded: Promise<typeof RunSimulation> | undefined;
+
+/**
+ * The evaluator, loaded on the first decision: an optional peer (AGPL-3.0, run on the developer's
+ * machine only, never bundled), so `/local` and `/testing` load without it until a cloud enforces.
+ */
+function evaluator(): Promise<typeof RunSimulation> {
+  loaded ??= import('@cloud-copilot/iam-simulate').then((module) => module.runSimulation, (error: unknown) => {
+    loaded = undefined;
+    throw new Error(`the local cloud authorizes calls with @cloud-copilot/iam-simulate, which is not installed: npm install -D @cloud-copilot/iam-simulate (${String(error)})`);
+  });
+  return loaded;
+}
+
 interface StatementMatch { readonly policyId?: string; readonly statement?: { sid(): string | undefined } }
 
 function describe(match: StatementMatch | undefined, resourcePolicyName: string | undefined): string {
@@ -190,7 +204,7 @@ function describe(match: StatementMatch | undefined, resourcePolicyName: string 
   return sid ? `statement ${sid} of ${policy}` : `a statement of ${policy}`;
 }
 
-type Analysis = Extract<Awaited<ReturnType<typeof runSimulation>>, { resultType: 'single' }>['result']['analysis'];
+type Analysis = Extract<Awaited<ReturnType<typeof RunSimulation>>, { resultType: 'single' }>['result']['analysis'];
 
 /** Words a refusal as AWS does ("because no identity-based policy allows …", "with an explicit deny in …"), naming the deciding statement. */
 function denialReason(analysis: Analysis, names: { resource?: string; endpoint?: string }, action: string): string {

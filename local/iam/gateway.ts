@@ -11,10 +11,9 @@
  * invalid token, which is what AWS answers for a key it does not know.
  */
 import { createHash } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LOCAL_CREDENTIALS } from '../engines/index.ts';
-import { httpRelay, listenLocal, parseJsonBody, readBytes, sendReply, withoutHopByHop, type HttpReply, type LocalEndpoint } from '../http.ts';
+import { parseJsonBody, readBytes, sendReply, serveHop, withoutHopByHop, type HttpReply, type LocalEndpoint } from '../http.ts';
 import { refusalMessage, type Authorizer, type CallPrincipal, type Decision } from './authorizer.ts';
 import { dynamoDbCalls, dynamoDbOperation, sqsCalls, sqsOperation, type ArnScope, type RequestedCall } from './requests.ts';
 
@@ -43,10 +42,7 @@ export function signingKeyOf(authorization: string | string[] | undefined): stri
 }
 
 export async function serveAuthorizingGateway(options: AuthorizingGatewayOptions): Promise<LocalEndpoint> {
-  const stopping = new AbortController();
-  setMaxListeners(0, stopping.signal);
-  const relay = httpRelay(new URL(options.target), stopping.signal);
-
+  const origin = new URL(options.target).origin;
   const callsOf = (request: IncomingMessage, body: Buffer): RequestedCall[] | undefined => {
     const target = request.headers['x-amz-target'];
     const operation = options.service === 'dynamodb' ? dynamoDbOperation(target) : sqsOperation(target);
@@ -55,7 +51,7 @@ export async function serveAuthorizingGateway(options: AuthorizingGatewayOptions
     return options.service === 'dynamodb' ? dynamoDbCalls(operation, parsed, options.scope) : sqsCalls(operation, parsed, options.scope);
   };
 
-  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+  return serveHop(options.target, async (request, response, { relay, url }) => {
     const body = await readBytes(request);
     const key = signingKeyOf(request.headers.authorization);
     if (key !== LOCAL_CREDENTIALS.accessKeyId) {
@@ -75,20 +71,8 @@ export async function serveAuthorizingGateway(options: AuthorizingGatewayOptions
       return void request.socket.destroy();
     }
     // A queue URL in an answer names this hop, not the engine: the client sends its next calls to the URL's host.
-    sendReply(response, options.service === 'sqs' ? withOrigin(reply, origin, server.url) : reply);
-  };
-
-  const origin = new URL(options.target).origin;
-  const server = await listenLocal(handle);
-  let stopped: Promise<void> | undefined;
-  return {
-    url: server.url,
-    stop: () => (stopped ??= (async () => {
-      stopping.abort();
-      await server.stop();
-      relay.close();
-    })()),
-  };
+    sendReply(response, options.service === 'sqs' ? withOrigin(reply, origin, url) : reply);
+  });
 }
 
 function withOrigin(reply: HttpReply, from: string, to: string): HttpReply {

@@ -13,7 +13,7 @@ export interface RequestedCall {
   readonly resource: string;
 }
 
-/** Where the calls' ARNs point: the local cloud's region and account. */
+/** Where the calls' ARNs point: the local cloud's region and account id. */
 export interface ArnScope {
   readonly region: string;
   readonly accountId: string;

@@ -188,7 +188,7 @@ function anyPrincipalAsStar(policy: PolicyDocument): PolicyDocument {
 /** What an endpoint without a policy document allows: everything. */
 const FULL_ACCESS: PolicyDocument = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: '*', Action: '*', Resource: '*' }] };
 
-/** The statement SNS's default topic policy grants the topic owner's account. */
+/** The statement SNS's default topic policy grants the topic owner's account (any principal of it). */
 function defaultTopicStatement(topicArn: string, accountId: string): Record<string, unknown> {
   return {
     Sid: '__default_statement_ID', Effect: 'Allow', Principal: { AWS: '*' }, Resource: topicArn,

@@ -1,5 +1,5 @@
 import {
-  DescribeAlarmsCommand, GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type Dimension, type MetricDataQuery,
+  DescribeAlarmHistoryCommand, DescribeAlarmsCommand, GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type Dimension, type MetricDataQuery,
 } from '@aws-sdk/client-cloudwatch';
 
 /** What a metrics read answered: values, or why there are none (checks then say "unknown"). */
@@ -9,6 +9,13 @@ export interface AlarmState {
   readonly name: string;
   readonly state: string;
   readonly reason: string;
+}
+
+/** What the alarms' actions (their notifications) did in a window, from their history. */
+export interface AlarmNotifications {
+  readonly sent: number;
+  /** Each failed action: the alarm, and the history's summary (e.g. the topic policy's refusal). */
+  readonly failed: readonly { readonly alarm: string; readonly summary: string }[];
 }
 
 /**
@@ -77,6 +84,29 @@ export class MetricsReader {
         token = page.NextToken;
       } while (token);
       return alarms;
+    });
+  }
+
+  /**
+   * The `Action` items of the alarms' history (names starting with `prefix`) in the window: a
+   * notification its topic refused is recorded nowhere else, the alarm itself stays green.
+   */
+  async alarmNotifications(prefix: string, windowMinutes: number): Promise<MetricsAnswer<AlarmNotifications>> {
+    return this.#guard(async (cloudwatch) => {
+      const startMs = Date.now() - windowMinutes * 60_000;
+      let sent = 0;
+      const failed: { alarm: string; summary: string }[] = [];
+      let token: string | undefined;
+      do {
+        const page = await cloudwatch.send(new DescribeAlarmHistoryCommand({ HistoryItemType: 'Action', StartDate: new Date(startMs), EndDate: new Date(), NextToken: token }));
+        for (const item of page.AlarmHistoryItems ?? []) {
+          if (!item.AlarmName?.startsWith(prefix) || (item.Timestamp && item.Timestamp.getTime() < startMs)) continue;
+          if (/^Failed/i.test(item.HistorySummary ?? '')) failed.push({ alarm: item.AlarmName, summary: item.HistorySummary ?? '' });
+          else sent += 1;
+        }
+        token = page.NextToken;
+      } while (token);
+      return { sent, failed };
     });
   }
 

@@ -1,6 +1,6 @@
 import { DescribeServerlessCachesCommand } from '@aws-sdk/client-elasticache';
 import type { OpsContext } from './context.ts';
-import { MetricsReader, type AlarmState, type MetricsAnswer } from './metrics.ts';
+import { MetricsReader, type AlarmNotifications, type AlarmState, type MetricsAnswer } from './metrics.ts';
 import { peekOldestAgeSeconds, queueCounts, queueName, type QueueCounts } from './queues.ts';
 
 /** Where an age-of-oldest-message figure came from. */
@@ -26,6 +26,8 @@ export interface StackStatus {
   readonly deadLetters: QueueStatus;
   readonly invalidatorFailures: QueueCounts;
   readonly alarms: MetricsAnswer<AlarmState[]>;
+  /** The alarms' notifications in the window: sent, and failed (a topic that refused them). */
+  readonly notifications: MetricsAnswer<AlarmNotifications>;
   /** Jobs processed per worker version over the window (several during a rollout). */
   readonly workerVersions: MetricsAnswer<Record<string, number>>;
   readonly cache: CacheStatus;
@@ -70,14 +72,15 @@ export async function cacheStatus(context: OpsContext): Promise<CacheStatus> {
 export async function gatherStatus(context: OpsContext, windowMinutes = 15): Promise<StackStatus> {
   const reader = metricsReader(context);
   const { outputs } = context.stack;
-  const [jobs, deadLetters, invalidatorFailures, alarms, workerVersions, cache] = await Promise.all([
+  const [jobs, deadLetters, invalidatorFailures, alarms, notifications, workerVersions, cache] = await Promise.all([
     // Never peek the jobs queue: a receive counts against maxReceiveCount and hides live jobs.
     queueStatus(context, reader, outputs.JobsQueueUrl, false),
     queueStatus(context, reader, outputs.JobsDeadLetterQueueUrl, true),
     queueCounts(context.clients.sqs, outputs.InvalidatorFailureQueueUrl),
     reader.alarms(context.stack.alarmPrefix),
+    reader.alarmNotifications(context.stack.alarmPrefix, windowMinutes),
     reader.sumBy('Ballast', 'JobsProcessed', 'workerVersion', windowMinutes),
     cacheStatus(context),
   ]);
-  return { stackName: context.stack.stackName, env: context.stack.env, jobs, deadLetters, invalidatorFailures, alarms, workerVersions, cache, windowMinutes };
+  return { stackName: context.stack.stackName, env: context.stack.env, jobs, deadLetters, invalidatorFailures, alarms, notifications, workerVersions, cache, windowMinutes };
 }

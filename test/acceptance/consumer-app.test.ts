@@ -64,7 +64,7 @@ describe('a team installs the packed package in its own repository', { timeout: 
       name: 'orders-service', version: '1.0.0', private: true, type: 'module',
       scripts: { test: 'node --test test/orders-workload.ts', typecheck: 'tsc --noEmit -p .' },
       dependencies: { [own.name]: `file:${tarball}`, '@aws-sdk/client-sqs': version('@aws-sdk/client-sqs'), zod: version('zod') },
-      devDependencies: Object.fromEntries(['aws-cdk-lib', 'constructs', 'cdk-nag', 'cdk-monitoring-constructs', 'esbuild', 'fauxqs', 'amplify-dynamodb-simulator', 'typescript', '@types/node']
+      devDependencies: Object.fromEntries(['aws-cdk-lib', 'constructs', 'cdk-nag', 'cdk-monitoring-constructs', 'esbuild', 'fauxqs', 'amplify-dynamodb-simulator', '@cloud-copilot/iam-simulate', 'typescript', '@types/node']
         .map((name) => [name, version(name)])),
     }, null, 2)}\n`);
     run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], app);

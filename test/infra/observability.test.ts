@@ -173,7 +173,7 @@ describe('BallastObservability: alarms', () => {
   it('every alarm notifies the topic on ALARM and OK, and says what to do first', () => {
     // GIVEN/WHEN dev is synthesized
     const { alarms } = dev.stack.observability;
-    // THEN 24 alarms:
+    // THEN 25 alarms:
     //   jobs queue: oldest message age, DLQ not empty, new dead letters (3)
     //   worker (live alias): p99 duration, throttles; duplicate rate; lock contention (4)
     //   invalidator: iterator age, on-failure queue not empty, its DLQ not empty (3)
@@ -181,9 +181,10 @@ describe('BallastObservability: alarms', () => {
     //   read API 5xx (1)
     //   tables: read and write throttles of each, system errors of each (6)
     //   the worker's own per-version errors and duration alarms, the code-faults rollback alarm (3)
-    assert.equal(alarms.length, 24);
-    assert.equal(new Set(alarms).size, 24, 'each listed once');
-    dev.template.resourceCountIs('AWS::CloudWatch::Alarm', 24);
+    //   the alarm topic's failed deliveries (1)
+    assert.equal(alarms.length, 25);
+    assert.equal(new Set(alarms).size, 25, 'each listed once');
+    dev.template.resourceCountIs('AWS::CloudWatch::Alarm', 25);
     const own = [dev.stack.worker.errorsAlarm, dev.stack.worker.durationAlarm];
     for (const alarm of own) assert.ok(alarms.includes(alarm), `${alarm.node.path} listed`);
     for (const alarm of alarms) {
@@ -510,6 +511,20 @@ describe('BallastObservability: topic and rollbacks', () => {
     assert.deepEqual(publish[0]!.Condition?.ArnLike, { 'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:eu-west-1:123456789012:alarm:*']] } });
     // AND the TLS deny stays
     assert.ok(statements.some((statement) => statement.Effect === 'Deny' && JSON.stringify(statement.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } })));
+  });
+
+  it('alarms when the topic fails to deliver a notification (the one alarm about the alarms), and notifies through it', () => {
+    // GIVEN/WHEN dev is synthesized
+    const topic = { Ref: logicalId(dev.stack, dev.stack.observability.topic.node.defaultChild) };
+    const [alarm] = Object.values(dev.template.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: 'NumberOfNotificationsFailed' } }));
+    // THEN it watches the alarm topic's failed deliveries, any in 5 minutes
+    assert.ok(alarm, 'an alarm on NumberOfNotificationsFailed');
+    assert.equal(alarm.Properties.Namespace, 'AWS/SNS');
+    assert.deepEqual(alarm.Properties.Dimensions, [{ Name: 'TopicName', Value: { 'Fn::GetAtt': [topic.Ref, 'TopicName'] } }]);
+    assert.equal(alarm.Properties.Threshold, 1);
+    assert.equal(alarm.Properties.Period, 300);
+    assert.deepEqual(alarm.Properties.AlarmActions, [topic]);
+    assert.match(alarm.Properties.AlarmDescription, /ballast status --env dev/);
   });
 
   it('DLQ not empty does not claim to roll anything back; new dead letters notify again on every arrival', () => {

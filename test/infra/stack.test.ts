@@ -158,6 +158,31 @@ describe('BallastStack', () => {
       assert.deepEqual(refused, []);
     });
 
+    it('the SQS endpoint admits every action a function in the VPC is granted on a queue, but the event source mapping\'s receive (Lambda polls from outside the VPC)', () => {
+      // GIVEN/WHEN
+      const { template, resources: byId } = dev();
+      const [endpoint] = Object.values(template.findResources('AWS::EC2::VPCEndpoint', { Properties: { VpcEndpointType: 'Interface' } }));
+      const admitted = (endpoint!.Properties.PolicyDocument.Statement as Statement[]).filter((statement) => statement.Effect === 'Allow');
+      const inVpc = Object.values(byId).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.VpcConfig)
+        .map((fn) => (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]);
+      const queues = Object.keys(template.findResources('AWS::SQS::Queue'));
+      // THEN every (role, action, queue) the roles allow, the endpoint's policy allows too
+      const refused: string[] = [];
+      const checked: string[] = [];
+      for (const roleId of inVpc) {
+        for (const queueId of queues) {
+          const queueArn = JSON.stringify({ 'Fn::GetAtt': [queueId, 'Arn'] });
+          const granted = allowedTo(template, roleId).filter((statement) => resources(statement).includes(queueArn)).flatMap(actions);
+          for (const action of granted.filter((candidate) => candidate !== 'sqs:ReceiveMessage')) {
+            checked.push(action);
+            if (!admitted.some((statement) => actions(statement).includes(action) && resources(statement).includes(queueArn))) refused.push(`${roleId}: ${action} on ${queueId}`);
+          }
+        }
+      }
+      assert.ok(inVpc.length >= 4 && queues.length >= 4 && checked.includes('sqs:SendMessage') && checked.includes('sqs:ChangeMessageVisibility'), JSON.stringify(checked));
+      assert.deepEqual(refused, []);
+    });
+
     it("applies a change of the cache user's access string before any function that connects as it is updated", () => {
       // GIVEN/WHEN
       const { stack, template, ids } = dev();

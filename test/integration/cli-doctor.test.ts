@@ -43,7 +43,7 @@ describe('ballast doctor (one local cloud, checks in sequence)', () => {
     const read = await fetch(`${running.outputs.ReadApiUrl}accounts/acc-healthy-0`);
     assert.equal(read.status, 200);
     const { code, report } = await doctor();
-    assert.equal(report.checks.length, 10);
+    assert.equal(report.checks.length, 11);
     assert.deepEqual(report.checks.filter((c) => c.verdict === 'fail' || c.verdict === 'warn').map((c) => c.id), [], JSON.stringify(report, null, 2));
     assert.equal(code, 0);
   });

@@ -11,11 +11,16 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { CloudWatchClient, DescribeAlarmHistoryCommand } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { MetricsReader } from '../../shared/operations/metrics.ts';
+import type { Evidence } from '../../shared/operations/doctor/evidence.ts';
+import { checkResult } from '../helpers/doctor.ts';
 import { createEnvelope } from '../../shared/envelope/index.ts';
 import { startLocalCloud, type LocalCloud } from '../../local/cloud/index.ts';
 import { synthesize, type SynthesizedStack, type Template } from '../../local/cloud/assembly.ts';
 import { localClientConfig } from '../../local/engines/index.ts';
+import { serveConsoleOf } from '../../local/console/index.ts';
+import { JOB_CATALOG } from '../fixtures/workloads/registry.ts';
 import { useEngines } from '../helpers/engines.ts';
 import { waitForEmptyQueue } from '../helpers/wait.ts';
 import { TEST_SETTINGS } from '../helpers/infra.ts';
@@ -120,10 +125,20 @@ describe('local IAM: the calls AWS would refuse are refused locally', { timeout:
       assert.equal(refused?.decision.principal, 'cloudwatch.amazonaws.com');
       assert.match(refused?.decision.reason ?? '', /no identity-based policy or resource-based policy .* allows the sns:Publish action/);
       assert.deepEqual(cloud.sns.outbox().filter((delivery) => delivery.subject.startsWith('ALARM')), []);
+      // (read as `ballast status` and `doctor` read it, from the alarms' history)
       const cloudWatch = new CloudWatchClient({ ...localClientConfig(cloud.cloudWatchUrl) });
-      const { AlarmHistoryItems = [] } = await cloudWatch.send(new DescribeAlarmHistoryCommand({ HistoryItemType: 'Action' }));
+      const notifications = await new MetricsReader(cloudWatch).alarmNotifications('ballast-local', 60);
       cloudWatch.destroy();
-      assert.ok(AlarmHistoryItems.some((item) => /Failed to execute action .*not authorized to perform: sns:Publish/.test(item.HistorySummary ?? '')), JSON.stringify(AlarmHistoryItems));
+      assert.ok(notifications.ok && notifications.value.failed.some((failure) => /Failed to execute action .*not authorized to perform: sns:Publish/.test(failure.summary)), JSON.stringify(notifications));
+      assert.equal(checkResult('notifications', { options: { windowMinutes: 60 }, notifications } as unknown as Evidence)?.verdict, 'fail');
+      // (and the console's alarms tab lists it)
+      const consoleEndpoint = await serveConsoleOf(cloud, local.engines, JOB_CATALOG);
+      try {
+        const { notifications: shown } = await (await fetch(`${consoleEndpoint.url}/api/alarms`)).json() as { notifications: { refused: number; refusals: { message: string }[] } };
+        assert.ok(shown.refused > 0 && shown.refusals.some((refusal) => /sns:Publish/.test(refusal.message)), JSON.stringify(shown));
+      } finally {
+        await consoleEndpoint.stop();
+      }
     } finally {
       await cloud.stop({ graceMs: 2_000 });
     }

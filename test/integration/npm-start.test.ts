@@ -24,6 +24,8 @@ describe('npm start (ballast dev --demo on this repository\'s app)', () => {
       assert.equal(complete[1], complete[2], 'every demo job is processed, suppressed as a duplicate, or dead-lettered with its reason');
       assert.equal(complete[2], '300');
       // AND the functions reached DynamoDB through the emulation of the service's transaction conflicts
+      assert.match(output, /iam\s+enforced: each function's DynamoDB and SQS calls/);
+      assert.doesNotMatch(output, /local IAM: refused: /, 'the demo stack does nothing its grants do not allow');
       assert.match(output, /conflicts\s+http:\/\/127\.0\.0\.1:\d+\s+\(the functions' way to DynamoDB/);
       assert.match(output, /transaction conflicts the service would have raised: \d+/);
       assert.match(output, /DLQ\s+\d+ \(.*invalid-envelope.*incompatible-version|DLQ\s+\d+ \(.*incompatible-version.*invalid-envelope/);

@@ -21,6 +21,7 @@ export interface AlarmRunbook {
   readonly cacheThrottledCommands: string;
   readonly tableThrottles: (table: string) => string;
   readonly tableSystemErrors: (table: string) => string;
+  readonly notificationsFailed: string;
 }
 
 export interface RunbookThresholds {
@@ -97,5 +98,8 @@ export function alarmRunbook(t: RunbookThresholds): AlarmRunbook {
     tableSystemErrors: (table) => `DynamoDB answered ${t.dynamoDbSystemErrorsPer5Minutes} or more ${table} requests in 5 minutes with `
       + `an internal error (500): the SDK retries them, jobs retry after that, nothing is lost. First: ${doctor}; if it persists, the AWS `
       + 'Health Dashboard for DynamoDB in this region.',
+    notificationsFailed: 'The alarm topic failed to deliver a notification to a subscription in the last 5 minutes (an email address that '
+      + 'bounces, an endpoint that refuses): on-call may not have heard of an alarm. First: `ballast status --env '
+      + `${t.environmentName}\` lists the alarms in ALARM; then the topic's subscriptions in the SNS console (confirmed? the right address?).`,
   };
 }

@@ -187,10 +187,15 @@ async function refreshDashboard() {
 }
 
 async function refreshAlarms() {
-  const { alarms, history } = await api('/api/alarms');
+  const { alarms, history, notifications } = await api('/api/alarms');
   const firing = alarms.filter((alarm) => alarm.state === 'ALARM').length;
   $('#alarm-badge').textContent = firing ? String(firing) : '';
   $('#alarm-table tbody').innerHTML = alarms.map((alarm) => `<tr data-alarm="${escapeHtml(alarm.name)}"><td><span class="state ${alarm.state}">${alarm.state}</span></td><td>${escapeHtml(alarm.name)}</td><td>${time(alarm.changedAtMs)}</td><td>${escapeHtml(alarm.reason)}</td></tr>`).join('');
+  $('#notification-note').textContent = `${notifications.published} published to the alarm topic, ${notifications.delivered} delivered to the local outbox, ${notifications.refused} refused by the topic policy.`;
+  const sent = notifications.outbox.map((delivery) => ({ atMs: delivery.atMs, html: `${escapeHtml(delivery.subject)} → ${escapeHtml(`${delivery.protocol}:${delivery.endpoint}`)}` }));
+  const refused = notifications.refusals.map((refusal) => ({ atMs: refusal.atMs, html: `<span class="state ALARM">refused</span> ${escapeHtml(refusal.subject)}: ${escapeHtml(refusal.message)}` }));
+  const items = [...sent, ...refused].sort((a, b) => b.atMs - a.atMs);
+  $('#notification-list').innerHTML = items.length === 0 ? '<li>No notifications yet.</li>' : items.map((item) => `<li>${new Date(item.atMs).toLocaleTimeString()} ${item.html}</li>`).join('');
   $('#alarm-history').innerHTML = history.length === 0 ? '<li>No state changes yet.</li>' : [...history].reverse().map((item) => `<li>${time(item.atMs)} <strong>${escapeHtml(item.name)}</strong>: ${item.from} → <span class="state ${item.to}">${item.to}</span> ${escapeHtml(item.reason)}</li>`).join('');
 }
 

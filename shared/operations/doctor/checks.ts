@@ -167,8 +167,20 @@ const dlqGrowing: Check = (e) => {
   return result('dlq', q, 'ok', evidence, 'none');
 };
 
-/** The incident checklist of DESIGN.md, in its order. */
-export const CHECKS: readonly Check[] = [backlogGrowing, processing, redeliveries, cleanStop, locks, invalidation, compatibility, dependency, versions, dlqGrowing];
+const notificationsDelivered: Check = (e) => {
+  const q = 'Do the alarms\' notifications reach on-call?';
+  if (!e.notifications.ok) return result('notifications', q, 'unknown', [`alarm history unavailable: ${e.notifications.why}`], 'read the alarms\' history (Action items) in the CloudWatch console');
+  const { sent, failed } = e.notifications.value;
+  const evidence = [`in ${e.options.windowMinutes} min: ${sent} sent, ${failed.length} failed`, ...failed.slice(-3).map((f) => `${f.alarm}: ${f.summary.slice(0, 240)}`)];
+  // An alarm whose notification was refused looks healthy everywhere else: it is itself the incident.
+  if (failed.length > 0) {
+    return result('notifications', q, 'fail', evidence, 'the alarm topic refuses CloudWatch: its policy must allow cloudwatch.amazonaws.com to sns:Publish (aws:SourceAccount, aws:SourceArn of the alarms); redeploy the stack, then check the alarms in ALARM by hand');
+  }
+  return result('notifications', q, 'ok', evidence, 'none');
+};
+
+/** The incident checklist of DESIGN.md, in its order, and whether on-call hears of it. */
+export const CHECKS: readonly Check[] = [backlogGrowing, processing, redeliveries, cleanStop, locks, invalidation, compatibility, dependency, versions, dlqGrowing, notificationsDelivered];
 
 export function runChecks(evidence: Evidence): CheckResult[] {
   return CHECKS.map((check) => check(evidence));

@@ -5,7 +5,7 @@ import type { OpsContext } from '../context.ts';
 import { cacheTarget, checkCache } from '../cache.ts';
 import { scanControlTable, type ControlTableScan } from '../control-table.ts';
 import { listDeadLetters, type DlqListing } from '../dlq.ts';
-import type { AlarmState, MetricsAnswer } from '../metrics.ts';
+import type { AlarmNotifications, AlarmState, MetricsAnswer } from '../metrics.ts';
 import { queueCounts, queueName, type QueueCounts } from '../queues.ts';
 import { metricsReader, queueStatus, type QueueStatus } from '../status.ts';
 import { withDefaults } from '../../options/index.ts';
@@ -62,6 +62,7 @@ export interface Evidence {
   readonly lockContention: MetricsAnswer<Record<string, number>>;
   readonly fenced: MetricsAnswer<Record<string, number>>;
   readonly alarms: MetricsAnswer<AlarmState[]>;
+  readonly notifications: MetricsAnswer<AlarmNotifications>;
   readonly control: Maybe<ControlTableScan>;
   readonly deadLetters: Maybe<DlqListing>;
   readonly cache: Maybe<ReconcileReport>;
@@ -79,7 +80,7 @@ export async function gatherEvidence(context: OpsContext, options: DoctorOptions
   const sqsMetric = (name: string) => reader.sum('AWS/SQS', name, [{ Name: 'QueueName', Value: queueName(outputs.JobsQueueUrl) }], w);
   const nowMs = Date.now();
   const [jobs, dlq, invalidatorFailures, received, deleted, processedByVersion, duplicatesByVersion, retriesByReason, retriesByVersion,
-    dlqSentByReason, dlqSentByVersion, lockContention, fenced, alarms, control, deadLetters, cache, invalidatorIteratorAgeMs] = await Promise.all([
+    dlqSentByReason, dlqSentByVersion, lockContention, fenced, alarms, notifications, control, deadLetters, cache, invalidatorIteratorAgeMs] = await Promise.all([
     // Never peek the jobs queue: a receive counts against maxReceiveCount and hides live jobs.
     queueStatus(context, reader, outputs.JobsQueueUrl, false, nowMs),
     queueCounts(sqs, outputs.JobsDeadLetterQueueUrl),
@@ -95,6 +96,7 @@ export async function gatherEvidence(context: OpsContext, options: DoctorOptions
     reader.sumBy('Ballast', METRICS.lockContention, 'workerVersion', w),
     reader.sumBy('Ballast', METRICS.fenced, 'workerVersion', w),
     reader.alarms(context.stack.alarmPrefix),
+    reader.alarmNotifications(context.stack.alarmPrefix, w),
     attempt(() => scanControlTable(documents, outputs.ControlTableName, nowMs, { graceMs: o.lockGraceMs })),
     attempt(() => listDeadLetters({ sqs, deadLetterQueueUrl: outputs.JobsDeadLetterQueueUrl, defaultSourceQueueUrl: outputs.JobsQueueUrl }, {}, o.dlqSample)),
     o.cachedEntities.length === 0
@@ -108,7 +110,7 @@ export async function gatherEvidence(context: OpsContext, options: DoctorOptions
   ]);
   return {
     options: o, jobsBefore, jobs, dlqBefore, dlq, invalidatorFailures, received, deleted, processedByVersion, duplicatesByVersion,
-    retriesByReason, retriesByVersion, dlqSentByReason, dlqSentByVersion, lockContention, fenced, alarms, control, deadLetters, cache,
+    retriesByReason, retriesByVersion, dlqSentByReason, dlqSentByVersion, lockContention, fenced, alarms, notifications, control, deadLetters, cache,
     invalidatorIteratorAgeMs,
   };
 }
