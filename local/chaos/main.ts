@@ -31,6 +31,8 @@ const HELP = `npm run chaos -- [flags]
   --redis-outage S       seconds Redis is down (restarted empty) (default ${DEFAULT_FAULTS.redisOutageMs / 1000})
   --no-redis-faults      skip the FLUSHALL, the CLIENT PAUSE and the outage
   --no-rollout           keep one worker version (by default a second one, with a longer lock lease, is rolled out, back and out again)
+  --revoke G             take a grant away from every policy of the stack first: a statement's Sid or an action
+                         (dynamodb:BatchGetItem); repeatable; the report counts the calls the local IAM refused
   --out FILE             JSON results (default bench/results/chaos.json)`;
 
 const flags = scriptFlags({
@@ -51,6 +53,7 @@ const flags = scriptFlags({
     'redis-outage': { type: 'string', default: String(DEFAULT_FAULTS.redisOutageMs / 1000) },
     'no-redis-faults': { type: 'boolean', default: false },
     'no-rollout': { type: 'boolean', default: false },
+    revoke: { type: 'string', multiple: true, default: [] },
     out: { type: 'string', default: new URL('../../bench/results/chaos.json', import.meta.url).pathname },
   },
 }, HELP);
@@ -60,6 +63,7 @@ const options = {
   seed: Math.trunc(number('seed', 0, 2 ** 31)),
   jobs: Math.trunc(number('jobs', 10, 1_000_000)),
   sendRate: number('send-rate', 1, 10_000),
+  revoke: flags.revoke as string[],
   faults: {
     crashAfterWorkRate: number('crash-after', 0, 0.5),
     crashBeforeWorkRate: number('crash-before', 0, 0.5),
@@ -105,6 +109,7 @@ function printReport(r: ChaosReport, seconds: number): void {
   log(`messages: ${Object.entries(r.messages).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   log(`faults injected: ${Object.entries(r.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (r.rollout) log(`worker versions: ${Object.entries(r.rollout.leaseMs).map(([version, leaseMs]) => `${version} (lease ${leaseMs} ms) ran ${r.rollout?.invocations[version] ?? 0} invocations, processed ${r.rollout?.processed[version] ?? 0}`).join('; ')}`);
+  log(`local IAM: ${r.access.refused} calls refused${r.access.revoked.length ? ` (revoked: ${r.access.revoked.join(', ')})` : ''}${r.access.refused ? `: ${Object.entries(r.access.byAction).filter(([, n]) => n.refused > 0).map(([action, n]) => `${action} ×${n.refused}`).join(', ')}; latest: ${r.access.latestRefusals.at(-1)}` : ''}`);
   log(`the functions' most frequent WARN and ERROR lines: ${Object.entries(r.functionLogs.counts).slice(0, 8).map(([k, v]) => `${k} ×${v}`).join('; ')}`);
   log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}; commits answered from screened records: ${r.invariants.screenedCommits}; records requeued behind a held lock: ${r.invariants.lockRequeues}`
     + `; stale holders' lock writes refused by their fence: ${r.invariants.fencedWrites ?? 'not watched'}; cache entries compared with the table: ${r.invariants.cacheEntriesCompared}`

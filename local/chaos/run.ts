@@ -10,7 +10,8 @@ import { replayDeadLetters } from '../../shared/operations/index.ts';
 import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { queueCounts, type QueueCounts } from '../../shared/queues/index.ts';
 import { localClientConfig, startEngines, type Engine } from '../engines/index.ts';
-import { startLocalCloud } from '../cloud/index.ts';
+import { startLocalCloud, type LocalCloud } from '../cloud/index.ts';
+import { refusalMessage } from '../iam/authorizer.ts';
 import { InvocationError } from '../lambda/function-runtime.ts';
 import { startWorkloadFakes, type ExternalApiChaos } from '../external-api/index.ts';
 import { paceMessages } from '../demo/producer.ts';
@@ -81,6 +82,11 @@ export interface ChaosOptions {
   readonly log: (line: string) => void;
   /** Give up draining after this long (the run then reports what it found). @default 20 minutes */
   readonly drainTimeoutMs?: number;
+  /**
+   * Grants taken away before the traffic, by statement `Sid` or by action (`dynamodb:BatchGetItem`):
+   * what the stack does when a deploy loses one, shown in the report's `access`. @default - none
+   */
+  readonly revoke?: readonly string[];
 }
 
 export interface ChaosProgress {
@@ -108,6 +114,8 @@ export interface ChaosReport {
   readonly invariants: InvariantReport;
   /** What each worker version did (by `WORKER_VERSION`), when the run rolled a second version out. */
   readonly rollout?: RolloutReport;
+  /** The local IAM's decisions: calls allowed and refused by action, and the latest refusals as AWS words them. */
+  readonly access: { readonly revoked: readonly string[]; readonly refused: number; readonly byAction: Readonly<Record<string, { readonly allowed: number; readonly refused: number }>>; readonly latestRefusals: readonly string[] };
   /** What the functions logged at WARN and above: how often, by message, and the lines about each violation's keys. */
   readonly functionLogs: { readonly counts: Record<string, number>; readonly aboutViolations: Record<string, Record<string, string[]>> };
 }
@@ -186,6 +194,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let thrown = 0;
   let workerName = '';
   const logs = new FunctionLogs();
+  let refusalsPrinted = 0;
   const cloud = await startLocalCloud({
     engines, appFile: APP, context: { ...fakes.settings, [REGISTRY_CONTEXT]: options.registry.module },
     // Every job's trace is read at the end: the store must not drop the early ones (a trace per message, with room for the rest).
@@ -193,6 +202,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     functionEnvironment: { AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint },
     faults: {},
     onLog: logs.observe,
+    // The report counts every refusal by action and keeps the latest; the first few are printed as they happen.
+    onRefusal: (decision) => {
+      refusalsPrinted += 1;
+      if (refusalsPrinted <= 3) log(`chaos: local IAM refused: ${refusalMessage(decision)}${refusalsPrinted === 3 ? ' (further refusals: in the report)' : ''}`);
+    },
     // (the rollout's routing draws from its own sequence, so the seed fixes its share too)
     routingRandom: seededRandom(options.seed ^ 0x4011),
     onInvocation: (functionName, summary) => {
@@ -206,6 +220,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     },
   });
   const { outputs } = cloud.resources as { outputs: Record<string, string> };
+  for (const grant of options.revoke ?? []) {
+    cloud.authorizer.revoke(grant);
+    log(`chaos: revoked ${grant} from every policy of the stack`);
+  }
   workerName = outputs.WorkerFunctionName ?? '';
   let sent = 0;
   const progress = setInterval(() => {
@@ -324,6 +342,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       deadLetterCopiesCollapsed: letters.reduce((sum, letter) => sum + letter.copies - 1, 0),
       invariants,
       ...(rollout ? { rollout: rollout.report() } : {}),
+      access: accessReport(cloud, options.revoke ?? []),
       functionLogs: {
         counts: logs.counts(),
         aboutViolations: logs.about(Object.fromEntries(Object.entries(invariants.examples).filter(([name]) => (invariants.counts[name] ?? 0) > 0))),
@@ -409,4 +428,9 @@ export async function compareCache(outputs: Record<string, string>, documents: D
   } finally {
     client.disconnect();
   }
+}
+
+function accessReport(cloud: LocalCloud, revoked: readonly string[]): ChaosReport['access'] {
+  const { refused, byAction, latestRefusals } = cloud.authorizer.summary();
+  return { revoked, refused, byAction, latestRefusals: latestRefusals.slice(-5).map(refusalMessage) };
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CallAuthorizer } from './lambda-endpoint.ts';
 import { listenLocal, readBody, type LocalEndpoint } from '../http.ts';
 
 const TARGET_PREFIX = 'CodeDeploy_20141006.';
@@ -43,7 +44,7 @@ export interface CodeDeployEndpoint extends LocalEndpoint {
  * const codeDeploy = await serveCodeDeploy();
  * codeDeploy.registerDeployment({ deploymentId: 'd-LOCAL1', createTimeMs: Date.now() });
  */
-export async function serveCodeDeploy(port = 0): Promise<CodeDeployEndpoint> {
+export async function serveCodeDeploy(port = 0, options: { readonly authorize?: CallAuthorizer; readonly deploymentGroupArn?: (deploymentId: string) => string | undefined } = {}): Promise<CodeDeployEndpoint> {
   const statuses = new Map<string, HookStatus>();
   const waiters = new Map<string, (status: HookStatus) => void>();
   const deployments = new Map<string, LocalDeployment>();
@@ -56,7 +57,14 @@ export async function serveCodeDeploy(port = 0): Promise<CodeDeployEndpoint> {
     } catch {
       return reply(response, 400, { __type: 'SerializationException', message: 'body is not JSON' });
     }
-    switch (target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : target) {
+    const operation = target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : target;
+    // Both are authorized on the deployment's group, as the hooks' grants name it.
+    const group = typeof input.deploymentId === 'string' ? options.deploymentGroupArn?.(input.deploymentId) : undefined;
+    if (options.authorize && (operation === 'PutLifecycleEventHookExecutionStatus' || operation === 'GetDeployment')) {
+      const refused = await options.authorize(request, { action: `codedeploy:${operation}`, resource: group ?? '*' });
+      if (refused) return reply(response, 400, { __type: 'AccessDeniedException', message: refused });
+    }
+    switch (operation) {
       case 'PutLifecycleEventHookExecutionStatus': {
         const status = input as unknown as HookStatus;
         statuses.set(status.lifecycleEventHookExecutionId, status);

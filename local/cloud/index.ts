@@ -14,7 +14,7 @@ import { stackUpdate, type StackUpdateOptions, type StackUpdateOutcome } from '.
 import type { DeploymentEvent } from '../codedeploy/deployment.ts';
 import { serveFunctionUrl } from './function-url.ts';
 import { serveCodeDeploy } from './codedeploy-endpoint.ts';
-import { serveLambda } from './lambda-endpoint.ts';
+import { serveLambda, type CallAuthorizer } from './lambda-endpoint.ts';
 import { MetricsCollector } from './metrics.ts';
 import { serveMeasuredDynamoDb } from './measured-dynamodb.ts';
 import { eventCountRecorder, recordLambdaMetrics } from './lambda-metrics.ts';
@@ -25,10 +25,10 @@ import { SpanStore, type SpanStoreOptions } from '../tracing/store.ts';
 import { serveTraces } from '../tracing/endpoint.ts';
 import { registerProcessTracing } from '../tracing/process.ts';
 import { Authorizer, refusalMessage, type CallPrincipal, type Decision } from '../iam/authorizer.ts';
-import { functionCredentials, serveAuthorizingGateway } from '../iam/gateway.ts';
+import { functionCredentials, serveAuthorizingGateway, signingKeyOf } from '../iam/gateway.ts';
 import { emptyStackIam } from '../iam/template.ts';
 import { alarmNotification, LocalSns } from '../sns/local-sns.ts';
-import { LOCAL_REGION } from '../engines/index.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../engines/index.ts';
 import { LOCAL_ACCOUNT } from './provision.ts';
 
 export { AliasRouting, evenDraws, type LocalVersion } from './alias-routing.ts';
@@ -257,6 +257,20 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const runtimes = new Map<string, FunctionRuntime>();
   /** Every published version of each function, by number. */
   const versions = new Map<string, Map<string, LocalVersion>>();
+  /**
+   * A call to one of the cloud's own endpoints (Lambda, CodeDeploy), decided for whoever signed it,
+   * as the gateways decide DynamoDB and SQS (no endpoint policy: the stack has no endpoint for them).
+   */
+  const authorizeSigned: CallAuthorizer | undefined = enforcingIam ? async (request, call) => {
+    const key = signingKeyOf(request.headers.authorization);
+    if (key === LOCAL_CREDENTIALS.accessKeyId) return undefined;
+    const principal = key === undefined ? undefined : principals.get(key);
+    if (!principal) return 'The security token included in the request is invalid.';
+    const refusal = await authorizer.authorizeAll(principal, [call]);
+    return refusal ? refusalMessage(refusal) : undefined;
+  } : undefined;
+  /** The deployment group each deployment id (a hook's verdict names it) belongs to. */
+  const deploymentGroups = new Map<string, string>();
   // Functions reach each other (Invoke), CodeDeploy (hook verdicts) and CloudWatch like any other AWS API.
   const lambdaApi = await serveLambda((name, qualifier) => {
     const routed = routing.get(name);
@@ -267,8 +281,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     if (!resources.functions.find((fn) => fn.name === name)?.aliases.includes(qualifier)) return undefined;
     const picked = routed.pick();
     return { runtime: picked.runtime, version: picked.version };
-  });
-  const codeDeploy = await serveCodeDeploy();
+  }, 0, authorizeSigned);
+  const codeDeploy = await serveCodeDeploy(0, { authorize: authorizeSigned, deploymentGroupArn: (id) => deploymentGroups.get(id) });
   const cloudWatch = await serveCloudWatch(metrics, 0, alarms);
   const { collectProcessSpans = true, ...storeOptions } = options.tracing ?? {};
   const traces = new SpanStore(storeOptions);
@@ -422,6 +436,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const runHook = async (hookFunctionName: string, deploymentId: string): Promise<string> => {
     const executionId = randomUUID();
     const hook = routingOf(hookFunctionName).primary.runtime;
+    const group = current.deploymentGroups.find((candidate) => candidate.beforeAllowTrafficHook === hookFunctionName || candidate.afterAllowTrafficHook === hookFunctionName);
+    if (group) deploymentGroups.set(deploymentId, group.arn);
     try {
       await hook.invoke({ DeploymentId: deploymentId, LifecycleEventHookExecutionId: executionId });
       return (await codeDeploy.statusOf(executionId, 5_000)).status;

@@ -2,7 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FunctionRuntime } from '../lambda/function-runtime.ts';
 import { InvocationError } from '../lambda/function-runtime.ts';
 import { listenLocal, readBody, type LocalEndpoint } from '../http.ts';
-import { functionNameOf } from './provision.ts';
+import { functionNameOf, LOCAL_ACCOUNT } from './provision.ts';
+import { LOCAL_REGION } from '../engines/index.ts';
+
+const functionArnOf = (name: string) => `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
 
 const INVOKE = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 
@@ -13,9 +16,15 @@ const INVOKE = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
  * with `X-Amz-Function-Error: Unhandled` and the error as the payload, as Lambda does. Functions
  * reach it through `AWS_ENDPOINT_URL_LAMBDA` (the pre-traffic hook invokes the worker this way).
  */
-export function serveLambda(resolveFunction: FunctionResolver, port = 0): Promise<LocalEndpoint> {
-  return listenLocal((request, response) => handle(resolveFunction, request, response), port);
+export function serveLambda(resolveFunction: FunctionResolver, port = 0, authorize?: CallAuthorizer): Promise<LocalEndpoint> {
+  return listenLocal((request, response) => handle(resolveFunction, request, response, authorize), port);
 }
+
+/**
+ * Decides a call to one of the cloud's own endpoints for whoever signed `request`: undefined to go
+ * on, or AWS's refusal message.
+ */
+export type CallAuthorizer = (request: IncomingMessage, call: { readonly action: string; readonly resource: string }) => Promise<string | undefined>;
 
 /**
  * The runtime an invocation of `name` with `qualifier` (a version number, an alias, or none for
@@ -29,7 +38,7 @@ function qualifierOf(reference: string, query: string | null): string | undefine
   return parts[0] ?? query ?? undefined;
 }
 
-async function handle(resolveFunction: FunctionResolver, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function handle(resolveFunction: FunctionResolver, request: IncomingMessage, response: ServerResponse, authorize?: CallAuthorizer): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://localhost');
   const match = INVOKE.exec(url.pathname);
   if (request.method !== 'POST' || !match?.[1]) return reply(response, 404, { Type: 'User', message: 'only Invoke is emulated' });
@@ -42,6 +51,8 @@ async function handle(resolveFunction: FunctionResolver, request: IncomingMessag
   }
   const { runtime, version } = target;
   const body = await readBody(request);
+  const refused = await authorize?.(request, { action: 'lambda:InvokeFunction', resource: `${functionArnOf(name)}${qualifier && qualifier !== '$LATEST' ? `:${qualifier}` : ''}` });
+  if (refused) return reply(response, 403, { Type: 'User', Message: refused, message: refused }, { 'x-amzn-errortype': 'AccessDeniedException' });
   let event: unknown = {};
   try {
     event = body ? JSON.parse(body) : {};

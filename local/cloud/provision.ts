@@ -45,6 +45,8 @@ export interface LocalTrafficHook { readonly aliasLogicalId: string; readonly fu
  */
 export interface LocalDeploymentGroup {
   readonly logicalId: string;
+  /** What a hook's `codedeploy:PutLifecycleEventHookExecutionStatus` is authorized on (`deploymentgroup:<application>/<group>`). */
+  readonly arn: string;
   /** The function whose alias it deploys, and the alias. */
   readonly functionName: string;
   readonly aliasName: string;
@@ -214,8 +216,8 @@ export async function provision(options: ProvisionOptions): Promise<LocalResourc
     const groupId = String(resolve(update.DeploymentGroupName, context));
     const group = stack.template.Resources[groupId];
     if (group?.Type !== 'AWS::CodeDeploy::DeploymentGroup') throw new Error(`alias ${id}: its update policy names deployment group ${groupId}, which the template does not define`);
-    const { DeploymentConfigName, AlarmConfiguration, AutoRollbackConfiguration } = props(group);
-    const deciding = resolve({ DeploymentConfigName, AlarmConfiguration, AutoRollbackConfiguration }, context) as Record<string, unknown>;
+    const { DeploymentConfigName, AlarmConfiguration, AutoRollbackConfiguration, ApplicationName } = props(group);
+    const deciding = resolve({ DeploymentConfigName, AlarmConfiguration, AutoRollbackConfiguration, ApplicationName }, context) as Record<string, unknown>;
     deploymentGroups.push(deploymentGroup(groupId, deciding, stack.template.Resources, context, {
       functionName, aliasName: String(p.Name), before, after: hook('AfterAllowTrafficHook'),
     }));
@@ -364,6 +366,7 @@ function deploymentGroup(
   const rollback = p.AutoRollbackConfiguration as { Enabled?: boolean; Events?: string[] } | undefined;
   return {
     logicalId, functionName: alias.functionName, aliasName: alias.aliasName, configName, routing,
+    arn: `arn:aws:codedeploy:${LOCAL_REGION}:${context.accountId}:deploymentgroup:${String(p.ApplicationName)}/${logicalId}`,
     alarms: alarmConfig?.Enabled === false ? [] : (alarmConfig?.Alarms ?? []).map((alarm) => String(alarm.Name)),
     autoRollbackEvents: rollback?.Enabled ? [...(rollback.Events ?? [])] : [],
     ...(alias.before ? { beforeAllowTrafficHook: alias.before } : {}),

@@ -7,7 +7,7 @@
  * Decisions are cached by everything they depend on; a revocation (the chaos run's `--revoke`) or
  * a stack update clears the cache.
  */
-import type { runSimulation as RunSimulation, Simulation } from '@cloud-copilot/iam-simulate';
+import type { runSimulation as RunSimulation, runUnsafeSimulation as RunUnsafeSimulation, Simulation } from '@cloud-copilot/iam-simulate';
 import { statementsOf, type NamedPolicy, type StackIam } from './template.ts';
 import type { RequestedCall } from './requests.ts';
 
@@ -155,8 +155,17 @@ export class Authorizer {
       ...(resourcePolicy ? { resourcePolicy: this.withoutRevoked(resourcePolicy.policy) } : {}),
       ...(endpoint ? { vpcEndpointPolicies: [{ name: endpoint.name, policy: this.withoutRevoked(endpoint.policy) }] } : {}),
     };
-    const outcome = await (await evaluator())(simulation, {});
+    const { runSimulation, runUnsafeSimulation } = await evaluator();
+    const outcome = await runSimulation(simulation, {});
     const base = { action: call.action, resource: call.resource, principal: principalArn };
+    if (outcome.resultType === 'error' && JSON.stringify(outcome.errors).includes('must.use.wildcard')) {
+      // The evaluator's data (the Service Authorization Reference) lists no resource type for the
+      // action, yet the service authorizes it on the resource the request names: CodeDeploy's
+      // PutLifecycleEventHookExecutionStatus on its deployment group, which CDK's grant names and
+      // which works on AWS. Evaluated without that check, so without the deciding statement.
+      const verdict = runUnsafeSimulation(simulation, {});
+      return { ...base, allowed: verdict === 'Allowed', reason: verdict === 'Allowed' ? 'allowed' : verdict === 'ExplicitlyDenied' ? 'with an explicit deny' : `because no policy allows the ${call.action} action` };
+    }
     if (outcome.resultType !== 'single') {
       // The simulator refused its input (an action or ARN it does not know): a fault in the mapping, said as such.
       return { ...base, allowed: false, reason: `because the local cloud could not evaluate the call: ${JSON.stringify(outcome.resultType === 'error' ? outcome.errors : outcome.resultType).slice(0, 300)}` };
@@ -181,14 +190,15 @@ export class Authorizer {
   }
 }
 
-let loaded: Promise<typeof RunSimulation> | undefined;
+interface Evaluator { readonly runSimulation: typeof RunSimulation; readonly runUnsafeSimulation: typeof RunUnsafeSimulation }
+let loaded: Promise<Evaluator> | undefined;
 
 /**
  * The evaluator, loaded on the first decision: an optional peer (AGPL-3.0, run on the developer's
  * machine only, never bundled), so `/local` and `/testing` load without it until a cloud enforces.
  */
-function evaluator(): Promise<typeof RunSimulation> {
-  loaded ??= import('@cloud-copilot/iam-simulate').then((module) => module.runSimulation, (error: unknown) => {
+function evaluator(): Promise<Evaluator> {
+  loaded ??= import('@cloud-copilot/iam-simulate').then((module) => ({ runSimulation: module.runSimulation, runUnsafeSimulation: module.runUnsafeSimulation }), (error: unknown) => {
     loaded = undefined;
     throw new Error(`the local cloud authorizes calls with @cloud-copilot/iam-simulate, which is not installed: npm install -D @cloud-copilot/iam-simulate (${String(error)})`);
   });

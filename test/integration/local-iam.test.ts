@@ -44,6 +44,17 @@ function beforeTheFix(template: Template): Template {
   return copy;
 }
 
+/** `template` with every grant of `action` taken out of its roles' policies. */
+function withoutGrant(template: Template, action: string): Template {
+  const copy = structuredClone(template) as Template;
+  for (const resource of Object.values(copy.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy') continue;
+    const document = resource.Properties?.PolicyDocument as { Statement: { Action?: unknown }[] };
+    document.Statement = document.Statement.filter((statement) => ![statement.Action].flat().includes(action));
+  }
+  return copy;
+}
+
 describe('local IAM: the calls AWS would refuse are refused locally', { timeout: 240_000 }, () => {
   const local = useEngines();
   let stack: SynthesizedStack;
@@ -105,6 +116,27 @@ describe('local IAM: the calls AWS would refuse are refused locally', { timeout:
       assert.ok(!logs.some((line) => line.includes('screening the batch')), 'no screen failed');
     } finally {
       await cloud.stop({ graceMs: 2_000 });
+    }
+  });
+
+  it('the pre-traffic hook calls Lambda and CodeDeploy as its role: without its invoke grant, the readiness check fails as it would on AWS', async () => {
+    const logs: string[] = [];
+    const allowed = await cloudOf(stack.template, logs);
+    try {
+      assert.deepEqual(allowed.preTrafficChecks.map((check) => check.status), ['Succeeded']);
+      const { byAction } = allowed.authorizer.summary();
+      assert.ok((byAction['lambda:InvokeFunction']?.allowed ?? 0) > 0 && (byAction['codedeploy:PutLifecycleEventHookExecutionStatus']?.allowed ?? 0) > 0, JSON.stringify(byAction));
+    } finally {
+      await allowed.stop({ graceMs: 2_000 });
+    }
+    const refused = await cloudOf(withoutGrant(stack.template, 'lambda:InvokeFunction'), logs);
+    try {
+      assert.deepEqual(refused.preTrafficChecks.map((check) => check.status), ['Failed']);
+      const invoke = refused.authorizer.summary().latestRefusals.find((decision) => decision.action === 'lambda:InvokeFunction');
+      assert.match(invoke?.reason ?? '', /because no identity-based policy or resource-based policy .* allows the lambda:InvokeFunction action|because no identity-based policy allows the lambda:InvokeFunction action/);
+      assert.match(invoke?.principal ?? '', /assumed-role\/.*PreTraffic.*\//);
+    } finally {
+      await refused.stop({ graceMs: 2_000 });
     }
   });
 

@@ -33,7 +33,7 @@ describe('local CodeDeploy: traffic routing', () => {
 
 describe('local CodeDeploy: one deployment', () => {
   const group: LocalDeploymentGroup = {
-    logicalId: 'Deployment', functionName: 'worker', aliasName: 'live', configName: 'CodeDeployDefault.LambdaCanary10Percent5Minutes',
+    logicalId: 'Deployment', arn: 'arn:aws:codedeploy:us-east-1:000000000000:deploymentgroup:App/Deployment', functionName: 'worker', aliasName: 'live', configName: 'CodeDeployDefault.LambdaCanary10Percent5Minutes',
     routing: { type: 'TimeBasedCanary', percentage: 10, intervalMinutes: 5 }, alarms: ['Errors', 'Duration'],
     autoRollbackEvents: ['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_ALARM'], beforeAllowTrafficHook: 'pre', afterAllowTrafficHook: 'post',
   };
