@@ -463,10 +463,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       version, resolveOnly: true,
     }),
     resources: () => current,
-    committed: (resources) => {
-      current = { ...resources, urls: current.urls };
-      authorizer.replace(resources.iam);
-    },
+    committed: (resources) => void (current = { ...resources, urls: current.urls }),
+    applyIam: (iam) => authorizer.replace(iam),
     routing, alarms, codeDeploy, timeScale, metricClock: metrics.clock,
     nextVersion: () => String(Math.max(...[...published.values(), 1]) + 1),
     publish,

@@ -30,6 +30,12 @@ export interface StackUpdateDependencies {
   /** The template the stack runs now, and the new one once an update completes. */
   resources(): LocalResources;
   committed(resources: LocalResources): void;
+  /**
+   * Puts a template's access control in force: the new one's as the update starts (CloudFormation
+   * updates the roles' policies before the alias's deployment, whose hooks need the new grants),
+   * the previous one's again on a rollback.
+   */
+  applyIam(iam: LocalResources['iam']): void;
   readonly routing: ReadonlyMap<string, AliasRouting>;
   readonly alarms: LocalAlarms;
   readonly codeDeploy: CodeDeployEndpoint;
@@ -78,6 +84,7 @@ export function stackUpdate(deps: StackUpdateDependencies) {
       replacedInPlace.push(fn.name);
     }
     alarms.replace(updated.alarms);
+    deps.applyIam(updated.iam);
     emit('CloudFormation', 'created', `UPDATE_IN_PROGRESS: ${replacedInPlace.length} functions replaced in place (${replacedInPlace.join(', ')}), ${updated.alarms.length} alarms updated`);
 
     const outcomes: DeploymentOutcome[] = [];
@@ -105,6 +112,7 @@ export function stackUpdate(deps: StackUpdateDependencies) {
     }
     for (const [name, previous] of previousVersions) routing.get(name)?.reset(previous);
     alarms.replace(current.alarms);
+    deps.applyIam(current.iam);
     emit('CloudFormation', 'end', `UPDATE_ROLLBACK_COMPLETE: ${previousVersions.size} functions and ${current.alarms.length} alarms back to the previous template`);
     return { status: 'UPDATE_ROLLBACK_COMPLETE', deployments: outcomes, replacedInPlace, notApplied };
   };
