@@ -13,6 +13,7 @@
 import { writeFileSync } from 'node:fs';
 import { numberFlag, scriptFlags } from '../flags.ts';
 import { toolRegistry } from '../registry.ts';
+import { formatAccess } from '../iam/authorizer.ts';
 import { DEFAULT_FAULTS, runChaos, type ChaosProgress, type ChaosReport } from './run.ts';
 
 const HELP = `npm run chaos -- [flags]
@@ -109,7 +110,7 @@ function printReport(r: ChaosReport, seconds: number): void {
   log(`messages: ${Object.entries(r.messages).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   log(`faults injected: ${Object.entries(r.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (r.rollout) log(`worker versions: ${Object.entries(r.rollout.leaseMs).map(([version, leaseMs]) => `${version} (lease ${leaseMs} ms) ran ${r.rollout?.invocations[version] ?? 0} invocations, processed ${r.rollout?.processed[version] ?? 0}`).join('; ')}`);
-  log(`local IAM: ${r.access.refused} calls refused${r.access.revoked.length ? ` (revoked: ${r.access.revoked.join(', ')})` : ''}${r.access.refused ? `: ${Object.entries(r.access.byAction).filter(([, n]) => n.refused > 0).map(([action, n]) => `${action} ×${n.refused}`).join(', ')}; latest: ${r.access.latestRefusals.at(-1)}` : ''}`);
+  log(formatAccess(r.access));
   log(`the functions' most frequent WARN and ERROR lines: ${Object.entries(r.functionLogs.counts).slice(0, 8).map(([k, v]) => `${k} ×${v}`).join('; ')}`);
   log(`replayed from the DLQ: ${r.replayed}; DLQ copies collapsed by the view: ${r.deadLetterCopiesCollapsed}; commits answered from screened records: ${r.invariants.screenedCommits}; records requeued behind a held lock: ${r.invariants.lockRequeues}`
     + `; stale holders' lock writes refused by their fence: ${r.invariants.fencedWrites ?? 'not watched'}; cache entries compared with the table: ${r.invariants.cacheEntriesCompared}`

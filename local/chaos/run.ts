@@ -10,8 +10,8 @@ import { replayDeadLetters } from '../../shared/operations/index.ts';
 import type { DeadLetter } from '../../shared/operations/dlq-messages.ts';
 import { queueCounts, type QueueCounts } from '../../shared/queues/index.ts';
 import { localClientConfig, startEngines, type Engine } from '../engines/index.ts';
-import { startLocalCloud, type LocalCloud } from '../cloud/index.ts';
-import { refusalMessage } from '../iam/authorizer.ts';
+import { startLocalCloud } from '../cloud/index.ts';
+import { accessReport, refusalMessage, type AccessReport } from '../iam/authorizer.ts';
 import { InvocationError } from '../lambda/function-runtime.ts';
 import { startWorkloadFakes, type ExternalApiChaos } from '../external-api/index.ts';
 import { paceMessages } from '../demo/producer.ts';
@@ -115,7 +115,7 @@ export interface ChaosReport {
   /** What each worker version did (by `WORKER_VERSION`), when the run rolled a second version out. */
   readonly rollout?: RolloutReport;
   /** The local IAM's decisions: calls allowed and refused by action, and the latest refusals as AWS words them. */
-  readonly access: { readonly revoked: readonly string[]; readonly refused: number; readonly byAction: Readonly<Record<string, { readonly allowed: number; readonly refused: number }>>; readonly latestRefusals: readonly string[] };
+  readonly access: AccessReport;
   /** What the functions logged at WARN and above: how often, by message, and the lines about each violation's keys. */
   readonly functionLogs: { readonly counts: Record<string, number>; readonly aboutViolations: Record<string, Record<string, string[]>> };
 }
@@ -342,7 +342,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       deadLetterCopiesCollapsed: letters.reduce((sum, letter) => sum + letter.copies - 1, 0),
       invariants,
       ...(rollout ? { rollout: rollout.report() } : {}),
-      access: accessReport(cloud, options.revoke ?? []),
+      access: accessReport(cloud.authorizer, options.revoke ?? []),
       functionLogs: {
         counts: logs.counts(),
         aboutViolations: logs.about(Object.fromEntries(Object.entries(invariants.examples).filter(([name]) => (invariants.counts[name] ?? 0) > 0))),
@@ -428,9 +428,4 @@ export async function compareCache(outputs: Record<string, string>, documents: D
   } finally {
     client.disconnect();
   }
-}
-
-function accessReport(cloud: LocalCloud, revoked: readonly string[]): ChaosReport['access'] {
-  const { refused, byAction, latestRefusals } = cloud.authorizer.summary();
-  return { revoked, refused, byAction, latestRefusals: latestRefusals.slice(-5).map(refusalMessage) };
 }

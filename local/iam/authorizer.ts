@@ -38,6 +38,26 @@ export interface Decision {
   readonly reason: string;
 }
 
+/** What a run's report says of the local IAM: the grants taken away, the calls refused by action, the latest refusals as AWS words them. */
+export interface AccessReport {
+  readonly revoked: readonly string[];
+  readonly refused: number;
+  readonly byAction: Readonly<Record<string, { readonly allowed: number; readonly refused: number }>>;
+  readonly latestRefusals: readonly string[];
+}
+
+export function accessReport(authorizer: Authorizer, revoked: readonly string[]): AccessReport {
+  const { refused, byAction, latestRefusals } = authorizer.summary();
+  return { revoked, refused, byAction, latestRefusals: latestRefusals.slice(-5).map(refusalMessage) };
+}
+
+/** `access refused: 3 calls (revoked: x): action ×n; latest: …`, for a run's printed summary. */
+export function formatAccess(access: AccessReport): string {
+  const refusedActions = Object.entries(access.byAction).filter(([, counts]) => counts.refused > 0).map(([action, counts]) => `${action} ×${counts.refused}`);
+  return `local IAM: ${access.refused} calls refused${access.revoked.length ? ` (revoked: ${access.revoked.join(', ')})` : ''}`
+    + `${access.refused ? `: ${refusedActions.join(', ')}; latest: ${access.latestRefusals.at(-1)}` : ''}`;
+}
+
 /** A call refused, as AWS's `AccessDenied` message words it. */
 export function refusalMessage(decision: Decision): string {
   return `User: ${decision.principal} is not authorized to perform: ${decision.action} on resource: ${decision.resource} ${decision.reason}`;

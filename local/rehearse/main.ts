@@ -1,6 +1,7 @@
 /**
  * `npm run rehearse -- --from <git-ref> [--to <git-ref> | --to-dir <dir>] [--env staging]
- * [--time-scale 10] [--jobs 1200] [--expect promote|rollback] [--seed 7] [--out report.json] [--console-port 0]`
+ * [--time-scale 10] [--jobs 1200] [--expect promote|rollback] [--seed 7] [--out report.json] [--console-port 0]
+ * [--revoke <Sid or action>]...` (a grant taken away from every policy once v1 runs: an upgrade that lost one)
  *
  * While it runs, the local console (printed URL) shows the stack's dashboard, alarms and the
  * deployment's timeline.
@@ -61,6 +62,7 @@ const parsed = (() => {
         from: { type: 'string' }, to: { type: 'string' }, 'to-dir': { type: 'string' }, env: { type: 'string', default: 'staging' },
         'time-scale': { type: 'string', default: '10' }, jobs: { type: 'string', default: '1200' }, expect: { type: 'string' },
         seed: { type: 'string', default: '7' }, out: { type: 'string' }, 'console-port': { type: 'string', default: '0' }, registry: { type: 'string' },
+        revoke: { type: 'string', multiple: true },
       },
     }).values;
   } catch (error) {
@@ -127,7 +129,7 @@ try {
   let consoleEndpoint: LocalEndpoint | undefined;
   const report = await rehearse({
     registry, engines: engines as LocalEngines, from: { tree: from, stack: v1 }, to: { tree: to, stack: v2 }, apis: fakes.apis, settings,
-    timeScale, jobs, seed, log,
+    timeScale, jobs, seed, log, revoke: flags?.revoke ?? [],
     onStarted: async (cloud) => {
       writeLocalCloudFile({
         pid: process.pid, stackName: cloud.resources.stackName, region: LOCAL_REGION,

@@ -1,4 +1,5 @@
 import type { RehearsalReport } from './run.ts';
+import { formatAccess } from '../iam/authorizer.ts';
 
 /** The rehearsal's report as printed: outcome and why, per version, every job, reads, cache, invariants. */
 export function formatReport(report: RehearsalReport, expect: 'promote' | 'rollback' | undefined): string[] {
@@ -26,6 +27,7 @@ export function formatReport(report: RehearsalReport, expect: 'promote' | 'rollb
   for (const [name, count] of violations) {
     lines.push(`  VIOLATED ${name} (${count}): ${report.invariants.descriptions[name] ?? ''}; e.g. ${(report.invariants.examples[name] ?? []).slice(0, 3).join(', ')}`);
   }
+  lines.push(formatAccess(report.access));
   if (report.update.notApplied.length > 0) lines.push(`not applied locally: ${report.update.notApplied.join('; ')}`);
   if (report.doctor.length > 0) lines.push('', 'at the end (the traffic\'s poison and business refusals are in the DLQ on purpose):', ...report.doctor);
   for (const warning of report.warnings) lines.push(`warning: ${warning}`);

@@ -11,6 +11,7 @@ import { reconcileReport, type ReconcileReport } from '../../shared/cache/index.
 import { METRICS } from '../../shared/observability/index.ts';
 import { REASONS } from '../../shared/errors/index.ts';
 import { localClientConfig, type EngineEndpoints } from '../engines/index.ts';
+import { accessReport, type AccessReport } from '../iam/authorizer.ts';
 import { evenDraws, startLocalCloud, type DeploymentEvent, type LocalCloud, type StackUpdateOutcome } from '../cloud/index.ts';
 import type { SynthesizedStack } from '../cloud/assembly.ts';
 import type { ExternalApi } from '../external-api/index.ts';
@@ -67,6 +68,8 @@ export interface RehearsalReport {
   /** Cache entries that differ from the table, per tree's cache schema (`v1 tree`, `v2 tree`). */
   readonly staleCache: Readonly<Record<string, number>>;
   readonly invariants: InvariantReport;
+  /** The local IAM's decisions over the run (see {@link RehearsalOptions.revoke}). */
+  readonly access: AccessReport;
   /** What `atEnd` printed (`ballast doctor`). */
   readonly doctor: readonly string[];
   readonly warnings: readonly string[];
@@ -86,6 +89,8 @@ export interface RehearsalOptions {
   /** Main-phase messages (the workloads' openings come on top). */
   readonly jobs: number;
   readonly seed: number;
+  /** Grants taken away (by `Sid` or action) once v1 runs, before the traffic and the update: an upgrade that lost one. @default - none */
+  readonly revoke?: readonly string[];
   readonly log: (line: string) => void;
   /** Called once the stack runs, before any traffic (e.g. to publish it for the CLI). */
   readonly onStarted?: (cloud: LocalCloud) => void | Promise<void>;
@@ -127,6 +132,10 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
     });
   } catch (error) {
     throw new StackStartError(`the stack of ${options.from.tree.label} does not start locally: ${(error as Error).message}`);
+  }
+  for (const grant of options.revoke ?? []) {
+    cloud.authorizer.revoke(grant);
+    log(`  revoked ${grant} from every policy of the stack`);
   }
   const sqs = new SQSClient(localClientConfig(options.engines.sqs.endpoint));
   const dynamodb = new DynamoDBClient(localClientConfig(options.engines.dynamodb.endpoint));
@@ -236,6 +245,7 @@ export async function rehearse(options: RehearsalOptions): Promise<RehearsalRepo
       reads: { byPhase: reads.byPhase, failed: reads.failed },
       staleCache,
       invariants,
+      access: accessReport(cloud.authorizer, options.revoke ?? []),
       doctor,
       warnings,
       seconds: Math.round((Date.now() - startedMs) / 1000),

@@ -58,6 +58,22 @@ describe('rehearse: upgrades that roll back', { concurrency: false }, () => {
   });
 });
 
+describe('rehearse: an upgrade that lost a grant', { concurrency: false }, () => {
+  it('--revoke lambda:InvokeFunction → the pre-traffic hook is refused invoking v2, the deployment rolls back, and the report names the refusal', async () => {
+    const run = await rehearseWith([], ['--expect', 'rollback', '--revoke', 'lambda:InvokeFunction', '--jobs', '300']);
+    const report = run.report;
+    assert.ok(report, explain(run));
+    assert.equal(run.code, 0, explain(run));
+    assert.equal(report.outcome, 'rollback');
+    assert.match(report.reason, /BeforeAllowTraffic hook .* reported Failed/);
+    assert.deepEqual(report.access.revoked, ['lambda:InvokeFunction']);
+    assert.ok((report.access.byAction['lambda:InvokeFunction']?.refused ?? 0) > 0, JSON.stringify(report.access));
+    assert.match(report.access.latestRefusals.join('\n'), /PreTraffic.* is not authorized to perform: lambda:InvokeFunction on resource: .*:function:.*:2 because no identity-based policy allows/);
+    assert.match(run.output, /local IAM: \d+ calls refused \(revoked: lambda:InvokeFunction\): lambda:InvokeFunction ×\d+/);
+    assert.deepEqual(violations(report), {}, 'every job accounted for on v1');
+  });
+});
+
 describe('rehearse: upgrades that promote', { concurrency: false }, () => {
   it('a healthy v2 (this checkout) → promoted, exit 0, every job accounted for', async () => {
     const run = await rehearseWith([], ['--expect', 'promote']);
