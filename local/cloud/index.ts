@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
@@ -25,10 +25,10 @@ import { SpanStore, type SpanStoreOptions } from '../tracing/store.ts';
 import { serveTraces } from '../tracing/endpoint.ts';
 import { registerProcessTracing } from '../tracing/process.ts';
 import { Authorizer, refusalMessage, type CallPrincipal, type Decision } from '../iam/authorizer.ts';
-import { functionCredentials, serveAuthorizingGateway, signingKeyOf } from '../iam/gateway.ts';
+import { decideSigned, functionCredentials, refusalOf, serveAuthorizingGateway } from '../iam/gateway.ts';
 import { emptyStackIam } from '../iam/template.ts';
 import { alarmNotification, LocalSns } from '../sns/local-sns.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../engines/index.ts';
+import { LOCAL_REGION } from '../engines/index.ts';
 import { LOCAL_ACCOUNT } from './provision.ts';
 
 export { AliasRouting, evenDraws, type LocalVersion } from './alias-routing.ts';
@@ -204,10 +204,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
   // Each function's sandbox signs with its own key; the gateways know whose it is.
   const principals = new Map<string, CallPrincipal>();
-  const scope = { region: LOCAL_REGION, accountId: LOCAL_ACCOUNT };
-  const sqsGateway = enforcingIam
-    ? await serveAuthorizingGateway({ service: 'sqs', target: options.engines.sqs.endpoint, authorizer, scope, principals: (key) => principals.get(key) })
-    : undefined;
+  const signers = { authorizer, principals: (key: string) => principals.get(key), scope: { region: LOCAL_REGION, accountId: LOCAL_ACCOUNT } };
+  const sqsGateway = enforcingIam ? await serveAuthorizingGateway({ ...signers, service: 'sqs', target: options.engines.sqs.endpoint }) : undefined;
   const sqsEndpoint = options.engines.sqs.endpoint;
   /**
    * The SQS client sends to a queue URL's host, not to its configured endpoint: a function's queue
@@ -262,12 +260,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
    * as the gateways decide DynamoDB and SQS (no endpoint policy: the stack has no endpoint for them).
    */
   const authorizeSigned: CallAuthorizer | undefined = enforcingIam ? async (request, call) => {
-    const key = signingKeyOf(request.headers.authorization);
-    if (key === LOCAL_CREDENTIALS.accessKeyId) return undefined;
-    const principal = key === undefined ? undefined : principals.get(key);
-    if (!principal) return 'The security token included in the request is invalid.';
-    const refusal = await authorizer.authorizeAll(principal, [call]);
-    return refusal ? refusalMessage(refusal) : undefined;
+    const verdict = await decideSigned(signers, request.headers.authorization, () => [call]);
+    if (verdict.kind === 'invalid-token') return 'The security token included in the request is invalid.';
+    return verdict.kind === 'refused' ? refusalMessage(verdict.decision) : undefined;
   } : undefined;
   /** The deployment group each deployment id (a hook's verdict names it) belongs to. */
   const deploymentGroups = new Map<string, string>();
@@ -293,12 +288,12 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     AWS_ENDPOINT_URL_CLOUDWATCH: cloudWatch.url, AWS_ENDPOINT_URL_SQS: sqsGateway?.url ?? sqsEndpoint, ...options.functionEnvironment,
   };
   // DynamoDB Local publishes no metrics: the functions' calls are measured on their way to it (or to a fault proxy).
-  const measuredDynamoDb = await serveMeasuredDynamoDb({ target: directEnvironment.AWS_ENDPOINT_URL_DYNAMODB ?? options.engines.dynamodb.endpoint, metrics });
-  // And authorized before that: a refused call is not the table's traffic.
-  const dynamoDbGateway = enforcingIam
-    ? await serveAuthorizingGateway({ service: 'dynamodb', target: measuredDynamoDb.url, authorizer, scope, principals: (key) => principals.get(key) })
-    : undefined;
-  const baseEnvironment = { ...directEnvironment, AWS_ENDPOINT_URL_DYNAMODB: dynamoDbGateway?.url ?? measuredDynamoDb.url };
+  // And authorized on the same hop, first.
+  const measuredDynamoDb = await serveMeasuredDynamoDb({
+    target: directEnvironment.AWS_ENDPOINT_URL_DYNAMODB ?? options.engines.dynamodb.endpoint, metrics,
+    ...(enforcingIam ? { refusalOf: (request: IncomingMessage, body: Buffer) => refusalOf({ ...signers, service: 'dynamodb' }, request, body) } : {}),
+  });
+  const baseEnvironment = { ...directEnvironment, AWS_ENDPOINT_URL_DYNAMODB: measuredDynamoDb.url };
   /** Every runtime of every version, stopped with the cloud. */
   const allRuntimes: FunctionRuntime[] = [];
   const runtimeFor = (fn: LocalResources['functions'][number], version: string, code: PublishedCode = {}) => {
@@ -520,7 +515,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
           server.close(() => resolve());
         })));
         await Promise.all(allRuntimes.map((runtime) => runtime.stop()));
-        await Promise.all([lambdaApi.stop(), codeDeploy.stop(), cloudWatch.stop(), measuredDynamoDb.stop(), tracesEndpoint.stop(), sqsGateway?.stop(), dynamoDbGateway?.stop()]);
+        await Promise.all([lambdaApi.stop(), codeDeploy.stop(), cloudWatch.stop(), measuredDynamoDb.stop(), tracesEndpoint.stop(), sqsGateway?.stop()]);
         stopCollectingProcessSpans();
         dynamodb.destroy();
         streams.destroy();

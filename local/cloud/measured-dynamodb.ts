@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { crc32 } from 'node:zlib';
+import type { IncomingMessage } from 'node:http';
 import { dynamoDbOperation } from '../engines/index.ts';
 import { askingConsumedCapacity, dynamoDbDatapoints, isMeasuredOperation, withoutConsumedCapacity } from '../cloudwatch/index.ts';
 import { parseJsonBody, readBytes, sendReply, serveHop, withoutHopByHop, type HttpReply, type LocalEndpoint } from '../http.ts';
@@ -19,10 +20,17 @@ import type { MetricsCollector } from './metrics.ts';
  * either: the caller's connection is dropped, so its SDK retries as it would have without this
  * hop, and nothing is recorded, as nothing is known.
  */
-export async function serveMeasuredDynamoDb(options: { readonly target: string; readonly metrics: MetricsCollector }): Promise<LocalEndpoint> {
+export async function serveMeasuredDynamoDb(options: {
+  readonly target: string;
+  readonly metrics: MetricsCollector;
+  /** The answer to a request not let through (the local IAM's refusal), checked first; a refused call is not the table's traffic. @default - every request goes on */
+  readonly refusalOf?: (request: IncomingMessage, body: Buffer) => Promise<HttpReply | undefined>;
+}): Promise<LocalEndpoint> {
   const { metrics } = options;
   return serveHop(options.target, async (request, response, { relay }) => {
     const body = await readBytes(request);
+    const refused = await options.refusalOf?.(request, body);
+    if (refused) return sendReply(response, refused);
     const operation = dynamoDbOperation(request.headers['x-amz-target']);
     const parsed = operation !== undefined && isMeasuredOperation(operation) ? parseJsonBody(body) : undefined;
     const rewritten = operation !== undefined ? askingConsumedCapacity(operation, parsed) : undefined;

@@ -1,6 +1,5 @@
 /**
- * The functions' way to DynamoDB and SQS, authorized: an HTTP hop in front of the engine (or the
- * next hop) that reads who signed each request (the access key of its SigV4 `Authorization`
+ * The functions' way to DynamoDB and SQS, authorized: each request is read for who signed it who signed each request (the access key of its SigV4 `Authorization`
  * header: each function's sandbox has its own, see {@link functionCredentials}), maps the request
  * to its IAM calls (`requests.ts`) and lets it through only if the {@link Authorizer} allows every
  * one. A refusal answers as the service does (`AccessDeniedException`, in its protocol's shape),
@@ -41,28 +40,57 @@ export function signingKeyOf(authorization: string | string[] | undefined): stri
   return header?.match(/Credential=([^/,\s]+)\//)?.[1];
 }
 
-export async function serveAuthorizingGateway(options: AuthorizingGatewayOptions): Promise<LocalEndpoint> {
-  const origin = new URL(options.target).origin;
-  const callsOf = (request: IncomingMessage, body: Buffer): RequestedCall[] | undefined => {
+/** Who signed a request, decided: the operator (unchecked), a key nobody has, or a function's calls allowed or refused. */
+export type SignedVerdict = { readonly kind: 'allowed' } | { readonly kind: 'invalid-token' } | { readonly kind: 'refused'; readonly decision: Decision };
+
+/**
+ * Decides `calls` for whoever signed the request (its `Authorization` header), as every local
+ * endpoint the functions call does: the gateways here, and the cloud's Lambda and CodeDeploy.
+ */
+export async function decideSigned(
+  options: Pick<AuthorizingGatewayOptions, 'authorizer' | 'principals'>, authorization: string | string[] | undefined, calls: () => readonly RequestedCall[] | undefined,
+  route: { readonly service?: string } = {},
+): Promise<SignedVerdict | { readonly kind: 'unreadable' }> {
+  const key = signingKeyOf(authorization);
+  if (key === LOCAL_CREDENTIALS.accessKeyId) return { kind: 'allowed' };
+  const principal = key === undefined ? undefined : options.principals(key);
+  if (!principal) return { kind: 'invalid-token' };
+  const requested = calls();
+  if (!requested) return { kind: 'unreadable' };
+  const refusal = await options.authorizer.authorizeAll(principal, requested, route);
+  return refusal ? { kind: 'refused', decision: refusal } : { kind: 'allowed' };
+}
+
+/**
+ * The service's answer to a request the local IAM does not let through, or undefined to go on:
+ * for a hop in front of DynamoDB or SQS (the DynamoDB one is the measuring hop's first step, so
+ * an authorized call costs no hop of its own).
+ */
+export async function refusalOf(options: Omit<AuthorizingGatewayOptions, 'target'>, request: IncomingMessage, body: Buffer): Promise<HttpReply | undefined> {
+  const callsOf = (): RequestedCall[] | undefined => {
     const target = request.headers['x-amz-target'];
     const operation = options.service === 'dynamodb' ? dynamoDbOperation(target) : sqsOperation(target);
     if (operation === undefined) return undefined;
     const parsed = parseJsonBody(body) as Record<string, unknown> | undefined;
     return options.service === 'dynamodb' ? dynamoDbCalls(operation, parsed, options.scope) : sqsCalls(operation, parsed, options.scope);
   };
+  const verdict = await decideSigned(options, request.headers.authorization, callsOf, { service: options.service });
+  switch (verdict.kind) {
+    case 'allowed': return undefined;
+    case 'invalid-token': return invalidToken(options.service);
+    // A request in a protocol the gateway cannot read (SQS's query form) cannot be authorized: refused, named.
+    case 'unreadable': return accessDenied(options.service, `the local cloud cannot authorize a ${options.service} request without a JSON X-Amz-Target (got ${String(request.headers['x-amz-target'])})`);
+    case 'refused': return accessDenied(options.service, refusalMessage(verdict.decision));
+  }
+}
 
+/** An authorizing hop of its own in front of `target` (the functions' way to SQS). */
+export async function serveAuthorizingGateway(options: AuthorizingGatewayOptions): Promise<LocalEndpoint> {
+  const origin = new URL(options.target).origin;
   return serveHop(options.target, async (request, response, { relay, url }) => {
     const body = await readBytes(request);
-    const key = signingKeyOf(request.headers.authorization);
-    if (key !== LOCAL_CREDENTIALS.accessKeyId) {
-      const principal = key === undefined ? undefined : options.principals(key);
-      if (!principal) return sendReply(response, invalidToken(options.service));
-      const calls = callsOf(request, body);
-      // A request in a protocol the gateway cannot read (SQS's query form) cannot be authorized: refused, named.
-      if (!calls) return sendReply(response, accessDenied(options.service, `the local cloud cannot authorize a ${options.service} request without a JSON X-Amz-Target (got ${String(request.headers['x-amz-target'])})`));
-      const refusal = await options.authorizer.authorizeAll(principal, calls, { service: options.service });
-      if (refusal) return sendReply(response, accessDenied(options.service, refusalMessage(refusal)));
-    }
+    const refused = await refusalOf(options, request, body);
+    if (refused) return sendReply(response, refused);
     let reply: HttpReply;
     try {
       reply = await relay.send(body, withoutHopByHop(request.headers), request.method, request.url);
